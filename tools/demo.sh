@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Set up, then run the main job on the bundled example: generate an archive from the
+# example fixture and dump it (text form), leaving the archive under build/example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+mkdir -p build
+.venv/bin/pcpconform generate corpus/fixtures/example.yaml -o build/example
+.venv/bin/pcpconform dump build/example
