@@ -338,15 +338,49 @@ class Writer(object):
                                  _label_value(value))
 
     # ---- samples
-    def _ensure_instance(self, indom_key, inst_name, metric):
-        ind = self.indoms[indom_key]
-        if inst_name in ind["added"]:
-            return
-        if inst_name not in ind["instances"]:
-            raise FixtureError("metric %s: instance %r not listed in indom %s"
-                               % (metric, inst_name, indom_key))
-        self.log.pmiAddInstance(ind["id"], inst_name, ind["instances"][inst_name])
-        ind["added"].add(inst_name)
+    def _register_instances(self, n, values):
+        """pmiAddInstance every instance this sample references for the first time.
+
+        New instances of one indom are registered in ascending instance-id
+        order.  libpcp 6.0.3 sorts pmi's own inst[]/name[] arrays in place
+        when it first writes the indom (addindom -> addinsts), and a later
+        pmiAddInstance rebuilds name[] from the insertion-ordered name buffer,
+        so the names get scrambled unless the cumulative insertion order is
+        ascending.  A fixture that needs a smaller id after the indom has
+        been written therefore cannot be written correctly: exit 3.
+        """
+        new = {}
+        for name, val in values.items():
+            m = self.metrics.get(name)
+            if m is None:
+                raise FixtureError("sample %d: unknown metric %r" % (n, name))
+            if m["indom"] is None:
+                continue
+            if not isinstance(val, dict):
+                raise FixtureError("sample %d: metric %s has an indom; give {instance: value}"
+                                   % (n, name))
+            ind = self.indoms[m["indom"]]
+            for inst_name in val:
+                if inst_name in ind["added"]:
+                    continue
+                if inst_name not in ind["instances"]:
+                    raise FixtureError("sample %d: metric %s: instance %r not listed in indom %s"
+                                       % (n, name, inst_name, m["indom"]))
+                new.setdefault(m["indom"], {})[inst_name] = ind["instances"][inst_name]
+        for indom_key, insts in new.items():
+            ind = self.indoms[indom_key]
+            ordered = sorted(insts.items(), key=lambda kv: kv[1])
+            if ind["added"]:
+                have = max(ind["instances"][k] for k in ind["added"])
+                if ordered[0][1] < have:
+                    raise Unsupported(
+                        "indom %s: instance %r (id %d) first appears after instance id %d "
+                        "was written; libpcp_import 6.0.3 would write scrambled instance "
+                        "names (addinsts sorts pmi's arrays in place)"
+                        % (indom_key, ordered[0][0], ordered[0][1], have))
+            for inst_name, inst_id in ordered:
+                self.log.pmiAddInstance(ind["id"], inst_name, inst_id)
+                ind["added"].add(inst_name)
 
     def sample(self, n, s):
         if s.get("mark"):
@@ -361,18 +395,14 @@ class Writer(object):
                 raise FixtureError("sample %d: text entry needs pmid or indom" % n)
         for ent in s.get("labels", []) or []:
             self.put_label_entry(ent)
-        for name, val in (s.get("values", {}) or {}).items():
-            if name not in self.metrics:
-                raise FixtureError("sample %d: unknown metric %r" % (n, name))
+        values = s.get("values", {}) or {}
+        self._register_instances(n, values)
+        for name, val in values.items():
             m = self.metrics[name]
             if m["indom"] is None:
                 self.log.pmiPutValue(name, None, format_value(m["type"], val, name))
             else:
-                if not isinstance(val, dict):
-                    raise FixtureError("sample %d: metric %s has an indom; give {instance: value}"
-                                       % (n, name))
                 for inst_name, v in val.items():
-                    self._ensure_instance(m["indom"], inst_name, name)
                     self.log.pmiPutValue(name, inst_name, format_value(m["type"], v, name))
         t = s.get("time")
         if not isinstance(t, (list, tuple)) or len(t) != 2:

@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Read a PCP archive through the PMAPI and print one JSON document.
+
+Usage:  /usr/bin/python3 pm_read.py BASE
+
+Runs under Debian's system python (PCP bindings), never the project venv.
+
+Output (keys sorted):
+  label    {"version", "hostname", "timezone", "zoneinfo", "pid", "start": [sec, nsec]}
+  end      [sec, nsec]                          pmGetHighResArchiveEnd
+  metrics  {"d.c.i": {"names", "type", "sem", "indom": "d.s"|null,
+                      "units": [dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount]}}
+  results  [{"time": [sec, nsec], "mark": bool,
+             "values": {"d.c.i": {"numval": n, "valfmt": f, "values": [[inst, VALUE], ...]}}}]
+           pmFetchHighResArchive in forward order until PM_ERR_EOL
+  indoms   {"d.s": [[[sec, nsec], {"inst": "name", ...}], ...]}
+           pmGetInDom after each fetch (the context's current time is the
+           result's time), recorded when the instance list changes
+  indoms_all {"d.s": {"inst": "name"}}          pmGetInDomArchive (union)
+  text     {"pmid:d.c.i:oneline": ..., "pmid:d.c.i:help": ...,
+            "indom:d.s:oneline": ..., "indom:d.s:help": ...}
+  labels   {"context": {...}, "pmid:d.c.i": {"domain": .., "indom": .., "cluster": .., "item": ..},
+            "instances:d.s": {"inst": {...}}}
+
+VALUE: integer types as JSON ints; float "f32:" + 8 hex digits and double
+"f64:" + 16 hex digits (big-endian IEEE bits); string "str:" + hex of the
+bytes (no NUL); aggregate "agg:" + hex; event types "event".
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+# no global derived metrics (/etc/pcp/derived/*): only what the archive holds
+os.environ["PCP_DERIVED_CONFIG"] = ""
+
+try:
+    from pcp import pmapi
+    import cpmapi as c_api
+except ImportError as exc:  # pragma: no cover - environment problem
+    sys.stderr.write("pm_read.py: cannot import PCP python bindings: %s\n" % exc)
+    sys.exit(2)
+
+LIBPCP = pmapi.LIBPCP
+LIBC = pmapi.LIBC
+LIBC.free.argtypes = [ctypes.c_void_p]
+LIBC.free.restype = None
+
+PM_VAL_HDR_SIZE = 4
+EVENT_TYPES = (c_api.PM_TYPE_EVENT, c_api.PM_TYPE_HIGHRES_EVENT)
+AGG_TYPES = (c_api.PM_TYPE_AGGREGATE, c_api.PM_TYPE_AGGREGATE_STATIC)
+
+
+def pmid_str(pmid):
+    return "%d.%d.%d" % ((pmid >> 22) & 0x1ff, (pmid >> 10) & 0xfff, pmid & 0x3ff)
+
+
+def indom_str(indom):
+    if indom == c_api.PM_INDOM_NULL:
+        return None
+    return "%d.%d" % ((indom >> 22) & 0x1ff, indom & 0x3fffff)
+
+
+def _block_bytes(addr):
+    """bytes of the payload of the pmValueBlock at addr (header: vlen 24 bits)."""
+    hdr = ctypes.c_uint32.from_address(addr).value
+    vlen = hdr & 0xffffff if sys.byteorder == "little" else hdr >> 8
+    return ctypes.string_at(addr + PM_VAL_HDR_SIZE, max(vlen - PM_VAL_HDR_SIZE, 0))
+
+
+def encode_value(valfmt, vlist, vtype):
+    if vtype in EVENT_TYPES:
+        return "event"
+    atom = pmapi.pmAtomValue()
+    sts = LIBPCP.pmExtractValue(valfmt, ctypes.byref(vlist), vtype, ctypes.byref(atom), vtype)
+    if sts < 0:
+        return "error:%s" % c_api.pmErrSymDict.get(sts, sts)
+    if vtype == c_api.PM_TYPE_32:
+        return atom.l
+    if vtype == c_api.PM_TYPE_U32:
+        return atom.ul
+    if vtype == c_api.PM_TYPE_64:
+        return atom.ll
+    if vtype == c_api.PM_TYPE_U64:
+        return atom.ull
+    if vtype == c_api.PM_TYPE_FLOAT:
+        return "f32:%08x" % atom.ul          # raw bits through the union
+    if vtype == c_api.PM_TYPE_DOUBLE:
+        return "f64:%016x" % atom.ull
+    if vtype == c_api.PM_TYPE_STRING:
+        ptr = atom.vp
+        if not ptr:
+            return "str:"
+        data = ctypes.string_at(ptr)          # malloc'd copy, NUL terminated
+        LIBC.free(ptr)
+        return "str:" + data.hex()
+    if vtype in AGG_TYPES:
+        ptr = atom.vp                         # malloc'd pmValueBlock copy
+        if not ptr:
+            return "agg:"
+        data = _block_bytes(ptr)
+        LIBC.free(ptr)
+        return "agg:" + data.hex()
+    return "unknown-type:%d" % vtype
+
+
+def ts(t):
+    return [int(t.tv_sec), int(t.tv_nsec)]
+
+
+class Reader(object):
+
+    def __init__(self, base):
+        self.ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
+        self.descs = {}     # pmid -> pmDesc pointer
+        self.out = {}
+
+    def label(self):
+        if hasattr(self.ctx, "pmGetHighResArchiveLabel"):
+            lab = self.ctx.pmGetHighResArchiveLabel()
+            self.out["label"] = {
+                "version": lab.magic & 0xff,
+                "hostname": lab.get_hostname(),
+                "timezone": lab.get_timezone(),
+                "zoneinfo": lab.get_zoneinfo(),
+                "pid": lab.pid_t,
+                "start": ts(lab.start),
+            }
+            self.out["end"] = ts(self.ctx.pmGetHighResArchiveEnd())
+        else:  # pragma: no cover - pre-6.0 bindings
+            lab = self.ctx.pmGetArchiveLabel()
+            self.out["label"] = {
+                "version": lab.magic & 0xff,
+                "hostname": lab.get_hostname(),
+                "timezone": lab.get_timezone(),
+                "pid": lab.pid_t,
+                "start": [lab.start.tv_sec, lab.start.tv_usec * 1000],
+            }
+            end = self.ctx.pmGetArchiveEnd()
+            self.out["end"] = [end.tv_sec, end.tv_usec * 1000]
+
+    def metrics(self):
+        names = []
+        self.ctx.pmTraversePMNS("", lambda name: names.append(name))
+        metrics = {}
+        if names:
+            pmids = self.ctx.pmLookupName(names, relaxed=1)
+            for pmid in sorted(set(pmids)):
+                if pmid == c_api.PM_ID_NULL or (pmid >> 22) & 0x1ff == 511:
+                    continue        # unresolved or derived (DYNAMIC_PMID domain)
+                self._desc_entry(pmid, metrics)
+        self.out["metrics"] = metrics
+
+    def _desc_entry(self, pmid, metrics):
+        key = pmid_str(pmid)
+        if key in metrics:
+            return
+        desc = self.ctx.pmLookupDesc(pmid)
+        self.descs[pmid] = desc
+        u = desc.contents.units
+        try:
+            names = sorted(self.ctx.pmNameAll(pmid))
+        except pmapi.pmErr:
+            names = []
+        metrics[key] = {
+            "names": names,
+            "type": desc.contents.type,
+            "sem": desc.contents.sem,
+            "indom": indom_str(desc.contents.indom),
+            "units": [u.dimSpace, u.dimTime, u.dimCount, u.scaleSpace, u.scaleTime, u.scaleCount],
+        }
+
+    def _indom_desc(self, indom):
+        # pcp.pmapi's get_indom() only accepts a pmDesc pointer
+        for desc in self.descs.values():
+            if desc.contents.indom == indom:
+                return desc
+        raise KeyError(indom)
+
+    def _indom_snapshot(self, indom):
+        try:
+            insts, names = self.ctx.pmGetInDom(indom=indom)
+        except pmapi.pmErr:
+            return None
+        if not insts:
+            return {}
+        return dict((str(i), n) for i, n in zip(insts, names))
+
+    def results(self):
+        results = []
+        indoms = {}
+        last_snap = {}
+        want_indoms = sorted(set(d.contents.indom for d in self.descs.values()
+                                 if d.contents.indom != c_api.PM_INDOM_NULL))
+        highres = hasattr(self.ctx, "pmFetchHighResArchive")
+        while True:
+            try:
+                if highres:
+                    rp = self.ctx.pmFetchHighResArchive()
+                else:  # pragma: no cover
+                    rp = self.ctx.pmFetchArchive()
+            except pmapi.pmErr as exc:
+                if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
+                    break
+                raise
+            r = rp.contents
+            if highres:
+                when = ts(r.timestamp)
+            else:  # pragma: no cover
+                when = [r.timestamp.tv_sec, r.timestamp.tv_usec * 1000]
+            values = {}
+            for k in range(r.numpmid):
+                vsp = r.get_vset(k).contents
+                pmid = vsp.pmid
+                if pmid not in self.descs:
+                    self._desc_entry(pmid, self.out["metrics"])
+                vtype = self.descs[pmid].contents.type
+                ent = {"numval": vsp.numval, "valfmt": vsp.valfmt if vsp.numval > 0 else None,
+                       "values": []}
+                for j in range(max(vsp.numval, 0)):
+                    vl = r.get_vlist(k, j)
+                    ent["values"].append([vl.inst, encode_value(vsp.valfmt, vl, vtype)])
+                values[pmid_str(pmid)] = ent
+            results.append({"time": when, "mark": r.numpmid == 0, "values": values})
+            if highres:
+                self.ctx.pmFreeHighResResult(rp)
+            else:  # pragma: no cover
+                self.ctx.pmFreeResult(rp)
+            for indom in want_indoms:
+                snap = self._indom_snapshot(indom)
+                if snap is not None and snap != last_snap.get(indom):
+                    indoms.setdefault(indom_str(indom), []).append([when, snap])
+                    last_snap[indom] = snap
+        self.out["results"] = results
+        self.out["indoms"] = indoms
+        allinst = {}
+        for indom in want_indoms:
+            try:
+                insts, names = self.ctx.pmGetInDomArchive(self._indom_desc(indom))
+            except pmapi.pmErr:
+                continue
+            allinst[indom_str(indom)] = dict((str(i), n) for i, n in zip(insts or [], names or []))
+        self.out["indoms_all"] = allinst
+
+    def text(self):
+        out = {}
+        kinds = (("oneline", c_api.PM_TEXT_ONELINE), ("help", c_api.PM_TEXT_HELP))
+        indoms = set()
+        for pmid, desc in sorted(self.descs.items()):
+            for kname, kind in kinds:
+                try:
+                    t = self.ctx.pmLookupText(pmid, kind)
+                except pmapi.pmErr:
+                    continue
+                out["pmid:%s:%s" % (pmid_str(pmid), kname)] = t.decode("utf-8", "replace")
+            if desc.contents.indom != c_api.PM_INDOM_NULL:
+                indoms.add(desc.contents.indom)
+        for indom in sorted(indoms):
+            for kname, kind in kinds:
+                try:
+                    t = self.ctx.pmLookupInDomText(self._indom_desc(indom), kind)
+                except pmapi.pmErr:
+                    continue
+                out["indom:%s:%s" % (indom_str(indom), kname)] = t
+        self.out["text"] = out
+
+    def labels(self):
+        out = {}
+        try:
+            out["context"] = self.ctx.pmGetContextLabels()
+        except pmapi.pmErr:
+            pass
+        names = {c_api.PM_LABEL_CONTEXT: "context", c_api.PM_LABEL_DOMAIN: "domain",
+                 c_api.PM_LABEL_INDOM: "indom", c_api.PM_LABEL_CLUSTER: "cluster",
+                 c_api.PM_LABEL_ITEM: "item"}
+        indoms = set()
+        for pmid, desc in sorted(self.descs.items()):
+            try:
+                got = self.ctx.pmLookupLabels(pmid)
+            except pmapi.pmErr:
+                continue
+            got = dict((names.get(k, str(k)), v) for k, v in got.items() if k != c_api.PM_LABEL_CONTEXT)
+            if got:
+                out["pmid:%s" % pmid_str(pmid)] = got
+            if desc.contents.indom != c_api.PM_INDOM_NULL:
+                indoms.add(desc.contents.indom)
+        for indom in sorted(indoms):
+            try:
+                got = self.ctx.pmGetInstancesLabels(indom)
+            except pmapi.pmErr:
+                continue
+            if got:
+                out["instances:%s" % indom_str(indom)] = dict((str(k), v) for k, v in got.items())
+        self.out["labels"] = out
+
+    def run(self):
+        self.label()
+        self.metrics()
+        self.results()
+        self.text()
+        self.labels()
+        return self.out
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.stderr.write("usage: pm_read.py BASE\n")
+        return 2
+    try:
+        doc = Reader(argv[1]).run()
+    except pmapi.pmErr as exc:
+        sys.stderr.write("pm_read.py: PMAPI error: %s\n" % exc)
+        return 1
+    json.dump(doc, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
