@@ -4,8 +4,7 @@
 Usage:  /usr/bin/python3 pmi_write.py FIXTURE.json OUTBASE
 
 This script runs under Debian's system python (which carries the PCP
-bindings), never under the project venv.  See tests/libpcp/README or the
-docstring of tests/libpcp/bridge.py for the fixture layout.
+bindings), never under the project venv; tests/libpcp/bridge.py runs it.
 
 Exit status: 0 ok, 2 bad fixture / usage / pmi error, 3 the fixture asks
 for something libpcp_import cannot write (e.g. PM_TYPE_AGGREGATE).

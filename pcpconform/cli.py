@@ -1,0 +1,101 @@
+"""The ``pcpconform`` command: generate, dump, rebuild.
+
+Exit status: 0 success, 1 the archive is bad (a FormatError), 2 the request could not be
+carried out (usage, missing files). No input ever ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .errors import PcpConformError
+
+__all__ = ["main"]
+
+
+def _cmd_dump(args: argparse.Namespace) -> int:
+    from .archive import Archive
+    from .dump import write_jsonl, write_text
+
+    archive = Archive(args.archive)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "jsonl":
+            write_jsonl(archive, out)
+        else:
+            write_text(archive, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _cmd_rebuild(args: argparse.Namespace) -> int:
+    from .rebuild import rebuild_archive
+
+    counts = rebuild_archive(args.in_base, args.out_base)
+    if not args.quiet:
+        for name, count in counts.items():
+            print(f"{name}: {count} records")
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .fixture import generate_archive, load_fixture
+
+    fixture = load_fixture(args.fixture)
+    summary = generate_archive(fixture, args.output, version=args.archive_version)
+    if not args.quiet:
+        print(summary)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pcpconform",
+        description="Format specification and conformance kit for PCP archives.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("dump", help="dump every record of an archive")
+    p.add_argument("archive", help="archive base name, or any file of the archive")
+    p.add_argument("--format", choices=("text", "jsonl"), default="text")
+    p.add_argument("-o", "--output", help="write to this file instead of standard output")
+    p.set_defaults(func=_cmd_dump)
+
+    p = sub.add_parser("rebuild", help="parse every record and build it again")
+    p.add_argument("in_base")
+    p.add_argument("out_base")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_rebuild)
+
+    p = sub.add_parser("generate", help="write an archive described by a fixture file")
+    p.add_argument("fixture", help="fixture file (YAML, see spec/fixtures.md)")
+    p.add_argument("-o", "--output", required=True, help="base name of the archive to write")
+    p.add_argument("--archive-version", type=int, choices=(2, 3),
+                   help="override the fixture's archive version")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_generate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PcpConformError as exc:
+        print(f"pcpconform {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        print(f"pcpconform {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

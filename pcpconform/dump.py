@@ -1,0 +1,289 @@
+"""Canonical dumps of an archive: lossless JSON Lines and a pmdumplog-like text form.
+
+The JSON Lines form is specified in spec/dump-jsonl.md: one object per record, in file
+order (.meta, .index, then each volume); every value tagged with its PCP type; integers as
+decimal strings, floats and doubles as their IEEE bits in hex, byte strings escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+from .archive import Archive
+from .fastpath import DecodedResult
+from .pmtypes import (
+    PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, Timestamp, TextType,
+    TYPE_DESCRIPTIONS,
+)
+from .reader import Component
+from .schema import (
+    TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
+    TYPE_TEXT,
+)
+from .values import F32
+
+__all__ = ["jsonl_records", "write_jsonl", "write_text", "escape_bytes", "typed_value"]
+
+DUMP_FORMAT_VERSION = 1
+
+
+def escape_bytes(data: bytes) -> str:
+    """Bytes as text: 0x20-0x7E (but backslash) as themselves, all else as ``\\xHH``."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
+
+
+def _stamp(ts: Timestamp) -> dict[str, int]:
+    return {"sec": ts.sec, "nsec": ts.nsec}
+
+
+def _type_token(ptype: int) -> str:
+    try:
+        return PmType(ptype).token
+    except ValueError:
+        return f"type-{ptype}"
+
+
+def typed_value(value: Any, ptype: int | None, valfmt: int | None) -> dict[str, Any]:
+    """The tagged JSON form of one value (see spec/dump-jsonl.md, clause DUMP-VAL)."""
+    if ptype is None:
+        if valfmt == 0:
+            return {"type": "insitu", "value": str(value)}
+        ptype = PmType.UNKNOWN
+    if isinstance(value, F32):
+        return {"type": "float", "value": f"0x{value.bits:08x}"}
+    if isinstance(value, float):
+        return {"type": "double", "value": "0x" + struct.pack(">d", value).hex()}
+    if isinstance(value, bool):  # never produced, but keep bool out of the int branch
+        value = int(value)
+    if isinstance(value, int):
+        return {"type": _type_token(ptype), "value": str(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"type": _type_token(ptype), "value": escape_bytes(bytes(value))}
+    if hasattr(value, "records"):  # an event array
+        return {"type": _type_token(ptype), "records": [_event_record(r) for r in value.records]}
+    return {"type": _type_token(ptype), "value": escape_bytes(bytes(value))}
+
+
+def _event_record(rec: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"timestamp": _stamp(rec.timestamp), "flags": rec.flags,
+                           "nparams": rec.nparams}
+    params = []
+    for p in rec.params or []:
+        from .values import decode_block
+        params.append({"pmid": str(p.pmid), **typed_value(decode_block(p.type, p.vbuf), p.type, 1)})
+    out["params"] = params
+    return out
+
+
+def _label_obj(comp: Component, vol: int | None) -> dict[str, Any]:
+    lab = comp.label
+    obj: dict[str, Any] = {"kind": "label", "file": comp.name, "record": 0, "offset": 0,
+                           "version": comp.version, "magic": f"0x{lab.magic:08x}", "pid": lab.pid,
+                           "start": _stamp(lab.start), "vol": lab.vol,
+                           "hostname": escape_bytes(lab.hostname_raw.split(b"\0", 1)[0]),
+                           "timezone": escape_bytes(lab.timezone_raw.split(b"\0", 1)[0])}
+    if comp.version == 3:
+        obj["zoneinfo"] = escape_bytes(lab.zoneinfo_raw.split(b"\0", 1)[0])
+        obj["features"] = f"0x{lab.features:08x}"
+    return obj
+
+
+def _units_obj(units: Any) -> dict[str, int]:
+    return {k: getattr(units, k) for k in ("dimSpace", "dimTime", "dimCount", "scaleSpace",
+                                           "scaleTime", "scaleCount", "extraUnit", "extraScale")}
+
+
+def _indom_str(indom: int) -> str | None:
+    return None if indom == PM_INDOM_NULL else str(PmInDom(indom))
+
+
+def _sem_token(sem: int) -> str:
+    try:
+        return PmSem(sem).name.lower()
+    except ValueError:
+        return f"sem-{sem}"
+
+
+def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
+    if rtype == TYPE_DESC:
+        return {"kind": "desc", "pmid": str(body.pmid), "type": _type_token(body.type),
+                "indom": _indom_str(body.indom), "sem": _sem_token(body.sem),
+                "units": _units_obj(body.units), "names": [escape_bytes(n) for n in body.names]}
+    if rtype in (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA):
+        return {"kind": "indom", "delta": rtype == TYPE_INDOM_DELTA,
+                "timestamp": _stamp(body.timestamp), "indom": str(body.indom),
+                "instances": [{"inst": i, "name": None if n is None else escape_bytes(n)}
+                              for i, n in zip(body.instlist, body.names)]}
+    if rtype == TYPE_TEXT:
+        return {"kind": "text",
+                "class": "oneline" if body.type & TextType.ONELINE else "help",
+                "target": "indom" if body.type & TextType.INDOM else "pmid",
+                "text_type": body.type,
+                "ident": str(PmInDom(body.ident) if body.type & TextType.INDOM else PmID(body.ident)),
+                "text": escape_bytes(body.text)}
+    if rtype in (TYPE_LABEL_V2, TYPE_LABEL):
+        try:
+            ltype = LabelType(body.type & 0x3F).name.lower()
+        except ValueError:
+            ltype = f"type-{body.type}"
+        return {"kind": "labelset", "timestamp": _stamp(body.timestamp), "type": ltype,
+                "label_type": body.type, "ident": body.ident,
+                "sets": [{"inst": s.inst, "json": escape_bytes(s.json), "nlabels": s.nlabels,
+                          "labels": [dict(name=l.name, namelen=l.namelen, flags=l.flags,
+                                          value=l.value, valuelen=l.valuelen) for l in s.labels]}
+                         for s in body.sets]}
+    return {"kind": "meta", "type": rtype, "body": escape_bytes(bytes(body))}
+
+
+def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
+    vsets = []
+    for vs in res.vsets:
+        ptype = types.get(vs.pmid)
+        obj: dict[str, Any] = {"pmid": str(PmID(vs.pmid)), "numval": vs.numval}
+        if vs.numval > 0:
+            obj["valfmt"] = vs.valfmt
+            obj["values"] = [{"inst": inst, **typed_value(v, ptype, vs.valfmt)} for inst, v in vs.values]
+        vsets.append(obj)
+    return {"timestamp": _stamp(res.timestamp), "mark": res.is_mark, "vsets": vsets}
+
+
+def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
+    """Every record of the archive as a canonical JSON object, in file order."""
+    from .fastpath import decode_result
+
+    assert archive.files.meta is not None
+    with Component(archive.files.meta) as meta:
+        yield _label_obj(meta, -1)
+    for m in archive.meta_records():
+        yield {**_meta_obj(m.type, m.body), "file": m.record.file, "record": m.record.index,
+               "offset": m.record.offset}
+    if archive.files.index is not None:
+        with Component(archive.files.index) as idx:
+            yield _label_obj(idx, -2)
+            for number, offset, e in idx.index_entries():
+                yield {"kind": "index", "file": idx.name, "record": number, "offset": offset,
+                       "timestamp": _stamp(e.timestamp), "vol": e.vol,
+                       "off_meta": e.off_meta, "off_data": e.off_data}
+    types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
+    for vol in sorted(archive.files.volumes):
+        with Component(archive.files.volumes[vol]) as comp:
+            yield _label_obj(comp, vol)
+            for record in comp.records():
+                res = decode_result(record, archive.version, types)
+                yield {"kind": "result", "file": record.file, "record": record.index,
+                       "offset": record.offset, **_result_obj(res, types)}
+
+
+def write_jsonl(archive: Archive, out: TextIO) -> int:
+    count = 0
+    out.write(json.dumps({"kind": "dump", "format": "pcpconform-jsonl",
+                          "format_version": DUMP_FORMAT_VERSION}, separators=(",", ":")) + "\n")
+    for obj in jsonl_records(archive):
+        out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
+# -- text ------------------------------------------------------------------------------
+
+def _when(ts: Timestamp) -> str:
+    try:
+        dt = datetime.fromtimestamp(ts.sec, tz=timezone.utc)
+        return dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts.nsec:09d}Z"
+    except (OverflowError, OSError, ValueError):
+        return f"@{ts.sec}.{ts.nsec:09d}"
+
+
+def _text_value(value: Any, ptype: int | None) -> str:
+    if isinstance(value, F32):
+        return repr(float(value))
+    if isinstance(value, (bytes, bytearray)):
+        if ptype == PmType.STRING:
+            return '"' + escape_bytes(bytes(value).rstrip(b"\0")) + '"'
+        return "[" + bytes(value).hex() + "]"
+    if hasattr(value, "records"):
+        return f"[{len(value.records)} event records]"
+    return str(value)
+
+
+def write_text(archive: Archive, out: TextIO) -> None:
+    """A pmdumplog -a style listing (times in UTC)."""
+    md = archive.metadata
+    lab = archive.label
+    out.write(f"Log Label (Log Format Version {archive.version})\n")
+    out.write(f"Performance metrics from host {lab.hostname}\n")
+    out.write(f"    commencing {_when(lab.start)}\n")
+    out.write(f"Archive timezone: {lab.timezone}\n")
+    if archive.version == 3 and lab.zoneinfo:
+        out.write(f"Archive zoneinfo: {lab.zoneinfo}\n")
+    out.write(f"PID for pmlogger: {lab.pid}\n\n")
+    out.write("Descriptions for Metrics in the Log ...\n")
+    for d in md.descs.values():
+        try:
+            tdesc = TYPE_DESCRIPTIONS[PmType(d.type)]
+        except ValueError:
+            tdesc = f"type {d.type}"
+        indom = "PM_INDOM_NULL 0xffffffff" if d.indom.is_null else f"{d.indom} 0x{int(d.indom):x}"
+        out.write(f"PMID: {d.pmid} ({', '.join(d.names)})\n")
+        out.write(f"    Data Type: {tdesc}  InDom: {indom}\n")
+        out.write(f"    Semantics: {_sem_token(d.sem)}  Units: {d.units}\n")
+        for oneline in (True, False):
+            text = archive.help_text(d.pmid, oneline=oneline)
+            if text:
+                out.write(f"    {'Help' if oneline else 'Full help'}: {text}\n")
+    out.write("\nInstance Domains in the Log ...\n")
+    for indom, history in md.indoms.items():
+        out.write(f"InDom: {PmInDom(indom)}\n")
+        for rec in history:
+            out.write(f"{_when(rec.timestamp)} {len(rec.instances)} instances\n")
+            for inst, name in rec.instances.items():
+                out.write(f"   {inst} or \"{name}\"\n")
+    if md.labels:
+        out.write("\nLabel Sets in the Log ...\n")
+        for lr in md.labels:
+            try:
+                ltype = LabelType(lr.type).name.lower()
+            except ValueError:
+                ltype = str(lr.type)
+            for inst, js in lr.sets:
+                where = "" if inst == 0xFFFFFFFF else f" inst {inst}"
+                out.write(f"{_when(lr.timestamp)} {ltype} {lr.ident}{where}: "
+                          f"{json.dumps(js) if isinstance(js, dict) else js}\n")
+    entries = list(archive.index_entries())
+    if entries:
+        out.write("\nTemporal Index\n\t\tLog Vol    end(meta)     end(log)\n")
+        for e in entries:
+            out.write(f"{_when(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
+    out.write("\n")
+    types = {pmid: d.type for pmid, d in md.descs.items()}
+    for res in archive.results():
+        size = len(res.record.data) if res.record is not None else 0
+        out.write(f"[{size} bytes]\n")
+        if res.is_mark:
+            out.write(f"{_when(res.timestamp)}  <mark>\n\n")
+            continue
+        out.write(f"{_when(res.timestamp)} {len(res.vsets)} metric{'s' if len(res.vsets) != 1 else ''}\n")
+        for vs in res.vsets:
+            name = archive.metric_name(vs.pmid)
+            head = f"    {PmID(vs.pmid)} ({name}):"
+            if vs.numval < 0:
+                out.write(f"{head} error {vs.numval}\n")
+                continue
+            if vs.numval == 0:
+                out.write(f"{head} No values returned!\n")
+                continue
+            ptype = types.get(vs.pmid)
+            desc = md.descs.get(vs.pmid)
+            if len(vs.values) == 1 and vs.values[0][0] == -1:
+                out.write(f"{head} value {_text_value(vs.values[0][1], ptype)}\n")
+                continue
+            out.write(head + "\n")
+            names = archive.instances(desc.indom, res.timestamp) if desc and not desc.indom.is_null else {}
+            for inst, v in vs.values:
+                label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
+                out.write(f"        inst [{label}] value {_text_value(v, ptype)}\n")
+        out.write("\n")
