@@ -43,7 +43,8 @@ def _cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from .fixture import generate_archive, load_fixture
+    from .fixture import load_fixture
+    from .generate import generate_archive
 
     fixture = load_fixture(args.fixture)
     summary = generate_archive(fixture, args.output, version=args.archive_version)

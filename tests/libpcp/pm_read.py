@@ -19,6 +19,8 @@ Output (keys sorted):
   indoms_all {"d.s": {"inst": "name"}}          pmGetInDomArchive (union)
   text     {"pmid:d.c.i:oneline": ..., "pmid:d.c.i:help": ...,
             "indom:d.s:oneline": ..., "indom:d.s:help": ...}
+           pmLookupText / pmLookupInDomText with PM_TEXT_DIRECT (no fallback
+           from help to oneline); only metrics/indoms with a desc are asked
   labels   {"context": {...}, "pmid:d.c.i": {"domain": .., "indom": .., "cluster": .., "item": ..},
             "instances:d.s": {"inst": {...}}}
 
@@ -245,7 +247,11 @@ class Reader(object):
 
     def text(self):
         out = {}
-        kinds = (("oneline", c_api.PM_TEXT_ONELINE), ("help", c_api.PM_TEXT_HELP))
+        # PM_TEXT_DIRECT: no libpcp fallback from a missing help text to the
+        # oneline, so each key present means that text record is in .meta
+        direct = getattr(c_api, "PM_TEXT_DIRECT", 16)
+        kinds = (("oneline", c_api.PM_TEXT_ONELINE | direct),
+                 ("help", c_api.PM_TEXT_HELP | direct))
         indoms = set()
         for pmid, desc in sorted(self.descs.items()):
             for kname, kind in kinds:

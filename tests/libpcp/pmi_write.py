@@ -19,20 +19,32 @@ Call mapping (in this order):
   metrics[i].text / indoms[j].text  -> pmiPutText (metric texts in fixture
                        order oneline then help, then indom texts) - queued,
                        written by libpcp at the first pmiWrite
-  labels[k]         -> pmiPutLabel once per name/value - queued likewise
+  labels[k]         -> pmiPutLabel(type, ident, inst, name, value) once per
+                       name/value - queued likewise.  ident by type:
+                       context: ignored (PM_ID_NULL); domain: 60 or "60";
+                       cluster: "60.0" (pmiCluster); item: "60.0.1" or a
+                       metric name; indom: "60.2"; instances:
+                       {"indom": "60.2", "inst": 1 | "name"} (or "60.2" plus
+                       an "inst" key).  Values: true/false/null -> JSON
+                       literals, anything else str() -> JSON string (pmi
+                       quotes it, so 42 becomes "42").
   samples[n]:
      {"mark": true}  -> pmiPutMark()
-     otherwise       -> per-sample "text"/"labels" (optional) -> pmiPutText/pmiPutLabel,
-                        pmiAddInstance for each instance not yet registered
-                        (first reference, in sample order), pmiPutValue for
-                        each metric/instance in sample order, then
+     otherwise       -> optional per-sample "text" ([{"pmid"|"indom": id,
+                        "oneline": .., "help": ..}]) and "labels" (as above)
+                        -> pmiPutText/pmiPutLabel (flushed by this write);
+                        pmiAddInstance for each instance first referenced by
+                        this sample (ascending instance id, see
+                        _register_instances); pmiPutValue for each
+                        metric/instance in sample order (float/double as C99
+                        hex-float strings so strtof/strtod give exact bits;
+                        "f32:"/"f64:" bit strings accepted), then
                         v3: pmiHighResWrite(sec, nsec); v2: pmiWrite(sec, nsec // 1000)
   end               -> pmiEnd()
 """
 
 import json
 import math
-import os
 import struct
 import sys
 
