@@ -12,17 +12,35 @@ import io
 from typing import Any
 
 from construct import (
-    Adapter, Bytes, Computed, Construct, Int32sb, Int32ub, Int64sb, Int64ub, Struct,
+    Adapter, Bytes, Computed, Construct, Int32sb, Int32ub, Int64sb, Int64ub, Renamed, Struct,
     StreamError, stream_read, stream_tell, stream_write,
 )
 
 from ..pmtypes import PmID, PmInDom, PmUnits, Timestamp
 
 __all__ = [
-    "PmIDField", "PmInDomField", "PmUnitsField", "TimevalT2", "TimestampT3", "TimespecTS16",
+    "DocStruct", "PmIDField", "PmInDomField", "PmUnitsField", "TimevalT2", "TimestampT3", "TimespecTS16",
     "timestamp_field", "PaddedText", "ToEnd", "RemainingBytes", "decode_padded",
     "encode_padded", "Framed",
 ]
+
+
+def DocStruct(*subcons: Construct) -> Struct:
+    """A Struct whose fields may carry documentation: ``"pid" / Int32sb * "writer's pid"``.
+
+    construct implements ``* "text"`` by wrapping the named field in a second Renamed,
+    which would name the field twice in error paths; this merges the two into one Renamed
+    carrying both the name and the text (``.docs``, read by pcpconform.specgen).
+    """
+    return Struct(*(_merge_docs(sc) for sc in subcons))
+
+
+def _merge_docs(sc: Construct) -> Construct:
+    inner = sc.subcon if isinstance(sc, Renamed) else None
+    if isinstance(inner, Renamed) and inner.name == sc.name:
+        return Renamed(inner.subcon, newname=sc.name, newdocs=sc.docs or inner.docs,
+                       newparsed=sc.parsed or inner.parsed)
+    return sc
 
 
 class _PmIDAdapter(Adapter):
@@ -87,11 +105,21 @@ class _TS16Adapter(Adapter):
 
 
 #: T2, pmTimeval: BE32 seconds, BE32 microseconds (v2 records, EVENT records).
-TimevalT2 = _TimevalAdapter(Struct("sec" / Int32sb, "usec" / Int32sb))
+TimevalT2 = _TimevalAdapter(DocStruct(
+    "sec" / Int32sb * "seconds since the epoch",
+    "usec" / Int32sb * "microseconds",
+))
 #: T3, __pmTimestamp: the 64-bit seconds stored LOW word first, then nanoseconds.
-TimestampT3 = _T3Adapter(Struct("sec_low" / Int32ub, "sec_high" / Int32ub, "nsec" / Int32sb))
+TimestampT3 = _T3Adapter(DocStruct(
+    "sec_low" / Int32ub * "low 32 bits of the seconds since the epoch (stored first)",
+    "sec_high" / Int32ub * "high 32 bits of the seconds (0 until 2106)",
+    "nsec" / Int32sb * "nanoseconds",
+))
 #: TS16, pmTimespec: BE64 seconds, BE64 nanoseconds (HIGHRES_EVENT records).
-TimespecTS16 = _TS16Adapter(Struct("sec" / Int64sb, "nsec" / Int64sb))
+TimespecTS16 = _TS16Adapter(DocStruct(
+    "sec" / Int64sb * "seconds since the epoch",
+    "nsec" / Int64sb * "nanoseconds",
+))
 
 
 def timestamp_field(version: int) -> Construct:
@@ -110,10 +138,13 @@ def encode_padded(text: str, size: int) -> bytes:
     return data + b"\0" * (size - len(data))
 
 
-def PaddedText(name: str, size: int) -> list[Construct]:
-    """A fixed-size NUL-padded text field: ``<name>_raw`` keeps every byte, ``<name>`` reads."""
+def PaddedText(name: str, size: int, doc: str = "") -> list[Construct]:
+    """A fixed-size NUL-padded text field: ``<name>_raw`` keeps every byte, ``<name>`` reads.
+
+    ``doc`` documents the stored field (``<name>_raw``)."""
     raw = f"{name}_raw"
-    return [raw / Bytes(size), name / Computed(lambda ctx: decode_padded(ctx[raw]))]
+    return [Renamed(Bytes(size), newname=raw, newdocs=doc),
+            name / Computed(lambda ctx: decode_padded(ctx[raw]))]
 
 
 class ToEnd(Construct):

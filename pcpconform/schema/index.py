@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from construct import Construct, Int32sb, Int64sb, Struct
+from construct import Construct, Int32sb, Int64sb
 
-from .common import timestamp_field
+from .common import DocStruct, timestamp_field
 
 __all__ = ["index_entry", "INDEX_ENTRY_SIZE"]
 
@@ -15,9 +15,9 @@ def index_entry(version: int) -> Construct:
     """One index entry: at this time, volume ``vol`` can be read from ``off_data`` and
     ``.meta`` has been written up to ``off_meta``. v2 offsets are BE32, v3 BE64."""
     offset = Int32sb if version == 2 else Int64sb
-    return Struct(
-        "timestamp" / timestamp_field(version),
-        "vol" / Int32sb,
-        "off_meta" / offset,
-        "off_data" / offset,
+    return DocStruct(
+        "timestamp" / timestamp_field(version) * "time of the entry",
+        "vol" / Int32sb * "data volume number",
+        "off_meta" / offset * "byte offset in `.meta` up to which metadata had been written",
+        "off_data" / offset * "byte offset in volume `vol` from which to read at this time",
     )

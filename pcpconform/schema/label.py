@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from construct import Construct, Int32sb, Int32ub, Struct
+from construct import Construct, Int32sb, Int32ub
 
-from .common import PaddedText, TimestampT3, TimevalT2
+from .common import DocStruct, PaddedText, TimestampT3, TimevalT2
 
 __all__ = ["PM_LOG_MAGIC", "LABEL_SIZE", "label_payload", "PM_LOG_VOL_META", "PM_LOG_VOL_TI"]
 
@@ -19,23 +19,29 @@ PM_LOG_VOL_TI = -2
 
 def label_payload(version: int) -> Construct:
     """Label payload (inside the framing) for archive version 2 or 3."""
+    vol_doc = "volume number: N in `B.N`, -1 in `.meta`, -2 in `.index`"
     if version == 2:
-        return Struct(
-            "magic" / Int32ub,          # PM_LOG_MAGIC | 2
-            "pid" / Int32sb,            # pid of the writing process
-            "start" / TimevalT2,        # archive start time
-            "vol" / Int32sb,            # volume number, -1 .meta, -2 .index
-            *PaddedText("hostname", 64),   # PM_LOG_MAXHOSTLEN
-            *PaddedText("timezone", 40),   # PM_TZ_MAXLEN, "squashed" $TZ
+        return DocStruct(
+            "magic" / Int32ub * "PM_LOG_MAGIC | 2 = 0x50052602",
+            "pid" / Int32sb * "process id of the writer (pmlogger or an importer)",
+            "start" / TimevalT2 * "archive start time",
+            "vol" / Int32sb * vol_doc,
+            *PaddedText("hostname", 64,
+                        "host name, NUL-padded, at most 63 bytes (PM_LOG_MAXHOSTLEN)"),
+            *PaddedText("timezone", 40,
+                        "squashed $TZ of the host (e.g. `AEDT-11`), NUL-padded (PM_TZ_MAXLEN)"),
         )
-    return Struct(
-        "magic" / Int32ub,              # PM_LOG_MAGIC | 3
-        "pid" / Int32sb,
-        "start" / TimestampT3,
-        "vol" / Int32sb,
-        "features" / Int32ub,           # feature bits; only bit 31 (QA) is defined
-        "reserved" / Int32ub,           # written as 0, ignored on read
-        *PaddedText("hostname", 256),   # PM_MAX_HOSTNAMELEN
-        *PaddedText("timezone", 256),   # PM_MAX_TIMEZONELEN
-        *PaddedText("zoneinfo", 256),   # PM_MAX_ZONEINFOLEN, e.g. ":Europe/Berlin"
+    return DocStruct(
+        "magic" / Int32ub * "PM_LOG_MAGIC | 3 = 0x50052603",
+        "pid" / Int32sb * "process id of the writer (pmlogger or an importer)",
+        "start" / TimestampT3 * "archive start time",
+        "vol" / Int32sb * vol_doc,
+        "features" / Int32ub * "feature bits; only bit 31 (PM_LOG_FEATURE_QA) is defined",
+        "reserved" / Int32ub * "written as 0, ignored on read",
+        *PaddedText("hostname", 256,
+                    "host name, NUL-padded, at most 255 bytes (PM_MAX_HOSTNAMELEN)"),
+        *PaddedText("timezone", 256,
+                    "squashed $TZ of the host (e.g. `AEST-10`), NUL-padded (PM_MAX_TIMEZONELEN)"),
+        *PaddedText("zoneinfo", 256,
+                    "zoneinfo name (e.g. `:Europe/Berlin`), may be empty (PM_MAX_ZONEINFOLEN)"),
     )

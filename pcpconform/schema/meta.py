@@ -8,11 +8,13 @@ the last field, kept so that a rebuild loses nothing.
 from __future__ import annotations
 
 from construct import (
-    Array, Bytes, Computed, Construct, GreedyBytes, Int8ub, Int16ub, Int32sb, Int32ub, Prefixed, PrefixedArray, Struct,
-    Switch, this,
+    Array, Bytes, Computed, Construct, GreedyBytes, Int8ub, Int16ub, Int32sb, Int32ub, Prefixed,
+    PrefixedArray, Switch, this,
 )
 
-from .common import PmIDField, PmInDomField, PmUnitsField, RemainingBytes, timestamp_field
+from .common import (
+    DocStruct, PmIDField, PmInDomField, PmUnitsField, RemainingBytes, timestamp_field,
+)
 
 __all__ = [
     "TYPE_DESC", "TYPE_INDOM_V2", "TYPE_LABEL_V2", "TYPE_TEXT", "TYPE_INDOM",
@@ -39,15 +41,15 @@ META_TYPE_NAMES = {TYPE_DESC: "desc", TYPE_INDOM_V2: "indom_v2", TYPE_LABEL_V2: 
 
 def desc_payload() -> Construct:
     """TYPE_DESC: pmDesc then the metric's names (same layout in v2 and v3)."""
-    return Struct(
-        "pmid" / PmIDField,
-        "type" / Int32sb,            # PM_TYPE_*
-        "indom" / PmInDomField,      # or PM_INDOM_NULL
-        "sem" / Int32sb,             # PM_SEM_*
-        "units" / PmUnitsField,
-        # numnames, then each name as BE32 length + bytes, no NUL, no padding
-        "names" / PrefixedArray(Int32sb, Prefixed(Int32sb, GreedyBytes)),
-        "tail" / RemainingBytes(),
+    return DocStruct(
+        "pmid" / PmIDField * "metric identifier",
+        "type" / Int32sb * "value type, PM_TYPE_* (-1 NOSUPPORT ... 10 HIGHRES_EVENT)",
+        "indom" / PmInDomField * "instance domain, or PM_INDOM_NULL for a singular metric",
+        "sem" / Int32sb * "semantics, PM_SEM_*: 1 counter, 3 instant, 4 discrete",
+        "units" / PmUnitsField * "dimensions and scales, bit-packed into one word",
+        "names" / PrefixedArray(Int32sb, Prefixed(Int32sb, GreedyBytes))
+        * "numnames, then each name as its length and bytes, no NUL, no padding",
+        "tail" / RemainingBytes() * "bytes after the last name (none in a well-formed record)",
     )
 
 
@@ -65,55 +67,59 @@ def string_table_names(offsets: list[int], strtab: bytes) -> list[bytes | None]:
 
 def indom_payload(version: int) -> Construct:
     """TYPE_INDOM_V2 (T2), TYPE_INDOM and TYPE_INDOM_DELTA (T3): instance ids, offsets, names."""
-    return Struct(
-        "timestamp" / timestamp_field(version),
-        "indom" / PmInDomField,
-        "numinst" / Int32sb,
-        "instlist" / Array(lambda ctx: max(ctx.numinst, 0), Int32sb),
-        # byte offsets into the string table; -1 marks a deleted instance (delta only)
-        "offsets" / Array(lambda ctx: max(ctx.numinst, 0), Int32sb),
-        "strtab" / RemainingBytes(),   # packed NUL-terminated external names
+    return DocStruct(
+        "timestamp" / timestamp_field(version) * "time from which this record is in force",
+        "indom" / PmInDomField * "instance domain identifier",
+        "numinst" / Int32sb * "N: number of instances (in a delta: added plus deleted)",
+        "instlist" / Array(lambda ctx: max(ctx.numinst, 0), Int32sb)
+        * "internal instance identifiers, each >= 0",
+        "offsets" / Array(lambda ctx: max(ctx.numinst, 0), Int32sb)
+        * "byte offset of each name in the string table; -1 marks a deleted instance"
+          " (delta records only)",
+        "strtab" / RemainingBytes() * "string table: packed NUL-terminated external names",
         "names" / Computed(lambda ctx: string_table_names(ctx.offsets, ctx.strtab)),
     )
 
 
 #: pmLabel: offsets and lengths of one name/value pair inside its label set's JSON.
-PmLabel = Struct(
-    "name" / Int16ub,
-    "namelen" / Int8ub,
-    "flags" / Int8ub,       # label class bits | PM_LABEL_COMPOUND 0x40 | PM_LABEL_OPTIONAL 0x80
-    "value" / Int16ub,
-    "valuelen" / Int16ub,
+PmLabel = DocStruct(
+    "name" / Int16ub * "byte offset of the label name in the set's JSON",
+    "namelen" / Int8ub * "length of the name in bytes",
+    "flags" / Int8ub * "label class bit(s) | PM_LABEL_COMPOUND 0x40 | PM_LABEL_OPTIONAL 0x80",
+    "value" / Int16ub * "byte offset of the label value in the set's JSON",
+    "valuelen" / Int16ub * "length of the value in bytes",
 )
 
 #: One label set: instance, JSON text, then nlabels pmLabel entries (none if nlabels < 0).
-LabelSet = Struct(
-    "inst" / Int32ub,
-    "jsonlen" / Int32sb,
-    "json" / Bytes(lambda ctx: max(ctx.jsonlen, 0)),
-    "nlabels" / Int32sb,
-    "labels" / Array(lambda ctx: max(ctx.nlabels, 0), PmLabel),
+LabelSet = DocStruct(
+    "inst" / Int32ub * "instance; PM_IN_NULL unless the record's type is INSTANCES",
+    "jsonlen" / Int32sb * "J: length of the JSON text, 0 to 65535",
+    "json" / Bytes(lambda ctx: max(ctx.jsonlen, 0)) * "the labels as one JSON object, no NUL",
+    "nlabels" / Int32sb * "K: number of pmLabel entries (< 0: an error code, no entries)",
+    "labels" / Array(lambda ctx: max(ctx.nlabels, 0), PmLabel) * "name/value locations",
 )
 
 
 def labelset_payload(version: int) -> Construct:
     """TYPE_LABEL_V2 (T2) and TYPE_LABEL (T3): label sets for one (type, ident)."""
-    return Struct(
-        "timestamp" / timestamp_field(version),
-        "type" / Int32sb,       # PM_LABEL_* (may carry COMPOUND/OPTIONAL bits)
-        "ident" / Int32ub,      # domain, pmInDom, pmID or PM_IN_NULL by type
-        "nsets" / Int32sb,
-        "sets" / Array(lambda ctx: max(ctx.nsets, 0), LabelSet),
-        "tail" / RemainingBytes(),
+    return DocStruct(
+        "timestamp" / timestamp_field(version) * "time from which these sets are in force",
+        "type" / Int32sb
+        * "PM_LABEL_* class (may carry the COMPOUND/OPTIONAL bits, which readers mask off)",
+        "ident" / Int32ub * "what is labelled: PM_IN_NULL, domain, pmInDom or pmID by type",
+        "nsets" / Int32sb * "number of label sets (1 unless the type is INSTANCES)",
+        "sets" / Array(lambda ctx: max(ctx.nsets, 0), LabelSet) * "the label sets, packed",
+        "tail" / RemainingBytes() * "bytes after the last set (none in a well-formed record)",
     )
 
 
 def text_payload() -> Construct:
     """TYPE_TEXT: help text for a pmID or pmInDom, NUL-terminated."""
-    return Struct(
-        "type" / Int32ub,       # PM_TEXT_ONELINE|HELP | PM_TEXT_PMID|INDOM
-        "ident" / Int32ub,      # pmID or pmInDom per the type bits
-        "text" / RemainingBytes(),   # the writer includes the NUL terminator
+    return DocStruct(
+        "type" / Int32ub
+        * "PM_TEXT_ONELINE 1 or PM_TEXT_HELP 2, or-ed with PM_TEXT_PMID 4 or PM_TEXT_INDOM 8",
+        "ident" / Int32ub * "pmID or pmInDom, as the type bits say",
+        "text" / RemainingBytes() * "the text, NUL-terminated (the NUL is stored)",
     )
 
 
@@ -133,8 +139,9 @@ def _body_cases(version: int) -> dict[int, Construct]:
 
 def meta_payload(version: int) -> Construct:
     """A .meta record payload: the BE32 type tag and the body it selects."""
-    return Struct(
-        "type" / Int32sb,
-        "body" / Switch(this.type, _body_cases(version), default=RemainingBytes()),
+    return DocStruct(
+        "type" / Int32sb * "record type tag, TYPE_*",
+        "body" / Switch(this.type, _body_cases(version), default=RemainingBytes())
+        * "record body, selected by the tag",
     )
 

@@ -1,0 +1,428 @@
+"""Field tables of spec/archive-format.md, generated from the construct schemas.
+
+Each table is rendered by walking one schema: a Struct's fields give the rows; a field's
+size and type come from its construct (FormatField, BytesInteger, Bytes, Array, If,
+Switch, PrefixedArray, the project's Framed/ToEnd/RemainingBytes and the typed adapters);
+the comment is the field's ``docs`` text (``"name" / Int32ub * "doc"``). Offsets count
+from the first byte of the payload (after the record's length word) and stay numeric
+while every earlier field has a fixed size; after the first variable-size field they are
+``var``.
+
+``python -m pcpconform.specgen`` rewrites every region between
+``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->`` in spec/*.md;
+``--check`` rewrites nothing and exits 1 if any region is stale, unknown or missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from construct import (
+    Adapter, Array, Bytes, BytesInteger, Computed, Construct, FocusedSeq, FormatField,
+    GreedyBytes, IfThenElse, Int32ub, Pass, Prefixed, Renamed, Struct, Switch,
+)
+from construct.expr import ExprMixin
+
+from .schema import (
+    META_TYPE_NAMES, LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array,
+    structs,
+)
+from .schema.common import (
+    Framed, PmIDField, PmInDomField, PmUnitsField, RemainingBytes, TimespecTS16, TimestampT3,
+    TimevalT2, ToEnd,
+)
+from .schema.meta import meta_payload
+
+__all__ = ["Row", "REGIONS", "render_region", "struct_rows", "describe", "update_spec",
+           "main"]
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+
+#: Comments that no schema field can carry: the framing words live in Framed's code.
+COMMENTS: dict[tuple[str, str], str] = {
+    ("framing", "len"): "L: length of the whole record in bytes, both length words included",
+    ("framing", "payload"): "the record's content (L - 8 bytes)",
+    ("framing", "trailer"): "L again; must equal the leading length word",
+}
+
+_FORMATS = {"b": "s8", "B": "u8", "h": "BE16 signed", "H": "BE16 unsigned",
+            "i": "BE32 signed", "I": "BE32 unsigned", "l": "BE32 signed", "L": "BE32 unsigned",
+            "q": "BE64 signed", "Q": "BE64 unsigned", "f": "BE IEEE-754 single",
+            "d": "BE IEEE-754 double"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a field table."""
+
+    offset: str
+    size: str
+    name: str
+    type: str
+    doc: str
+    note: str = ""      # shown after the field name, e.g. "(tag)"
+
+
+# -- describing constructs -------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _events() -> dict[str, Construct]:
+    """The event-array schemas and their record and parameter structs, built once."""
+    out: dict[str, Construct] = {}
+    for highres, key in ((False, "event"), (True, "highres")):
+        array = event_array(highres)
+        record = element(array, "records")
+        out[f"{key}-array"] = array
+        out[f"{key}-record"] = record
+        out[f"{key}-parameter"] = element(record, "params")
+    return out
+
+
+@lru_cache(maxsize=1)
+def _type_names() -> dict[int, str]:
+    """Display names of the shared typed fields and nested structs, by object identity."""
+    names: dict[int, str] = {
+        id(TimevalT2): "T2 timestamp (8)", id(TimestampT3): "T3 timestamp (12)",
+        id(TimespecTS16): "TS16 timestamp (16)", id(PmIDField): "pmID",
+        id(PmInDomField): "pmInDom", id(PmUnitsField): "pmUnits", id(PmValue): "pmValue",
+        id(PmValueSet): "pmValueSet", id(PmValueBlock): "pmValueBlock",
+        id(LabelSet): "LabelSet", id(PmLabel): "pmLabel",
+    }
+    ev = _events()
+    names[id(ev["event-record"])] = names[id(ev["highres-record"])] = "event record"
+    names[id(ev["event-parameter"])] = names[id(ev["highres-parameter"])] = "event parameter"
+    return names
+
+
+def _unwrap(con: Construct) -> Construct:
+    while isinstance(con, Renamed):
+        con = con.subcon
+    return con
+
+
+def field(struct: Construct, name: str) -> Renamed:
+    """The named field (a Renamed) of a Struct."""
+    for sub in _unwrap(struct).subcons:
+        if sub.name == name:
+            return sub
+    raise KeyError(f"no field {name!r} in {struct!r}")
+
+
+def element(struct: Construct, name: str) -> Construct:
+    """The innermost construct of a field, through Renamed, If and Array wrappers."""
+    con = _unwrap(field(struct, name))
+    while True:
+        if isinstance(con, IfThenElse):
+            con = con.thensubcon
+        elif isinstance(con, Array):
+            con = con.subcon
+        elif isinstance(con, Renamed):
+            con = con.subcon
+        else:
+            return con
+
+
+def _expr(value: object, scope: Sequence[str]) -> str:
+    """Readable form of a count, length or condition: a number, a construct ``this``
+    expression, or a lambda (named by the sibling fields it reads)."""
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, ExprMixin):
+        text = re.sub(r"this\['(\w+)'\]", r"\1", str(value))
+        text = re.sub(r"(^|\()- ", r"\1-", text)
+        return text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    code = getattr(value, "__code__", None)
+    used = [n for n in (code.co_names if code else ()) if n in scope]
+    return ", ".join(used) if used else "computed"
+
+
+def fixed_size(con: Construct) -> int | None:
+    """Size in bytes if the construct has one without context, else None."""
+    try:
+        return int(con.sizeof())
+    except Exception:  # construct raises several error types for "no fixed size"
+        return None
+
+
+def describe(con: Construct, scope: Sequence[str] = ()) -> str:
+    """The type column for a construct (``scope``: sibling field names, for counts)."""
+    names = _type_names()
+    while True:
+        if id(con) in names:
+            return names[id(con)]
+        if isinstance(con, Renamed):
+            con = con.subcon
+            continue
+        break
+    if isinstance(con, FormatField):
+        code = con.fmtstr.lstrip("<>=!")
+        text = _FORMATS.get(code, f"struct '{code}'")
+        return text if con.fmtstr[0] in ">!" or code in "bB" else text.replace("BE", "LE")
+    if isinstance(con, BytesInteger):
+        order = "LE" if con.swapped else "BE"
+        return f"{order}{8 * con.length} {'signed' if con.signed else 'unsigned'}"
+    if isinstance(con, Bytes):
+        return f"bytes[{_expr(con.length, scope)}]"
+    if con is GreedyBytes or isinstance(con, RemainingBytes):
+        return "remaining bytes"
+    if isinstance(con, Array):
+        return f"array of {describe(con.subcon, scope)} ({_expr(con.count, scope)})"
+    if isinstance(con, IfThenElse):
+        cond = _expr(con.condfunc, scope)
+        then = describe(con.thensubcon, scope)
+        if con.elsesubcon is Pass:
+            if isinstance(con.condfunc, ExprMixin):
+                return f"{then}, only if {cond}"
+            return f"{then}, depending on {cond}"
+        return f"{then} or {describe(con.elsesubcon, scope)}, by {cond}"
+    if isinstance(con, Switch):
+        keys = ", ".join(str(k) for k in sorted(con.cases))
+        other = describe(con.default, scope) if con.default is not None else "error"
+        return f"body by {_expr(con.keyfunc, scope)} ({keys}; other: {other})"
+    if isinstance(con, FocusedSeq) and [s.name for s in con.subcons] == ["count", "items"]:
+        count = describe(field(con, "count").subcon.subcon)
+        items = _unwrap(field(con, "items"))
+        return f"{count} count, then that many × {describe(items.subcon)}"
+    if isinstance(con, Prefixed):
+        inner = "bytes" if con.subcon is GreedyBytes else describe(con.subcon)
+        return f"({describe(con.lengthfield)} length, {inner})"
+    if isinstance(con, ToEnd):
+        return f"{describe(con.subcon, scope)}, repeated to the end"
+    if isinstance(con, Framed):
+        return f"framed {describe(con.payload, scope)}"
+    if isinstance(con, Adapter):
+        return describe(con.subcon, scope)
+    if isinstance(con, Struct):
+        return "struct"
+    return type(con).__name__
+
+
+# -- tables ----------------------------------------------------------------------------
+
+def struct_rows(struct: Construct, *, start: int | None = 0) -> list[Row]:
+    """One row per stored field of a Struct (Computed views are not stored, so skipped)."""
+    subs = [s for s in _unwrap(struct).subcons if not isinstance(_unwrap(s), Computed)]
+    scope = [s.name for s in subs if s.name]
+    rows, offset = [], start
+    for sub in subs:
+        size = fixed_size(sub)
+        rows.append(Row("var" if offset is None else str(offset),
+                        "var" if size is None else str(size), sub.name or "",
+                        describe(sub, scope), " ".join((sub.docs or "").split())))
+        offset = None if offset is None or size is None else offset + size
+    return rows
+
+
+def _tag_rows(version: int, tag: int) -> list[Row]:
+    """The .meta type-tag row, from the meta payload schema, with this record's tag value."""
+    row = struct_rows(meta_payload(version))[0]
+    const = f"TYPE_{META_TYPE_NAMES[tag].upper()}"
+    return [Row(row.offset, row.size, row.name, row.type, f"{row.doc} = {tag} ({const})",
+                "(tag)")]
+
+
+def _meta_rows(version: int, tag: int, body: Construct) -> list[Row]:
+    head = _tag_rows(version, tag)
+    return head + struct_rows(body, start=int(head[0].size))
+
+
+def _framing_rows() -> list[Row]:
+    word = describe(Int32ub)
+    return [Row("0", "4", "len", word, COMMENTS[("framing", "len")]),
+            Row("4", "L-8", "payload", "bytes", COMMENTS[("framing", "payload")]),
+            Row("L-4", "4", "trailer", word, COMMENTS[("framing", "trailer")])]
+
+
+def _same_in_both(build: Callable[[int], list[Row]]) -> list[Row]:
+    rows = build(2)
+    if rows != build(3):
+        raise AssertionError("a table declared version-independent differs between v2 and v3")
+    return rows
+
+
+def _merged(a: list[Row], b: list[Row]) -> list[Row]:
+    """Two tables that differ only in field types, as one ("X or Y" where they differ)."""
+    def shape(rows: list[Row]) -> list[tuple[str, ...]]:
+        return [(r.offset, r.size, r.name, r.doc, r.note) for r in rows]
+
+    if shape(a) != shape(b):
+        raise AssertionError("tables to merge differ in more than their types")
+    return [r if r.type == q.type else Row(r.offset, r.size, r.name, f"{r.type} or {q.type}",
+                                           r.doc, r.note)
+            for r, q in zip(a, b)]
+
+
+@dataclass(frozen=True)
+class Region:
+    """A generated table: how to build its rows and which schema it comes from."""
+
+    rows: Callable[[], list[Row]]
+    source: str
+    origin: str = "payload"     # what offset 0 is
+
+
+def _regions() -> dict[str, Region]:
+    ev = _events()
+    s2, s3 = structs(2), structs(3)
+    return {
+        "timestamp-t2": Region(lambda: struct_rows(TimevalT2.subcon),
+                               "schema.common.TimevalT2", "timestamp"),
+        "timestamp-t3": Region(lambda: struct_rows(TimestampT3.subcon),
+                               "schema.common.TimestampT3", "timestamp"),
+        "timestamp-ts16": Region(lambda: struct_rows(TimespecTS16.subcon),
+                                 "schema.common.TimespecTS16", "timestamp"),
+        "framing": Region(_framing_rows, "schema.common.Framed", "record (length word)"),
+        "label-v2": Region(lambda: struct_rows(s2.label), "structs(2).label"),
+        "label-v3": Region(lambda: struct_rows(s3.label), "structs(3).label"),
+        "meta-record": Region(lambda: struct_rows(s3.meta), "structs(v).meta"),
+        "desc": Region(lambda: _same_in_both(lambda v: _meta_rows(v, 1, structs(v).desc)),
+                       "structs(v).desc, tag from structs(v).meta"),
+        "indom-v2": Region(lambda: _meta_rows(2, 2, s2.indom),
+                           "structs(2).indom, tag from structs(2).meta"),
+        "indom-v3": Region(lambda: _meta_rows(3, 5, s3.indom),
+                           "structs(3).indom, tag from structs(3).meta"),
+        "indom-v3-delta": Region(lambda: _meta_rows(3, 6, s3.indom),
+                                 "structs(3).indom, tag from structs(3).meta"),
+        "labelset-v2": Region(lambda: _meta_rows(2, 3, s2.labelset),
+                              "structs(2).labelset, tag from structs(2).meta"),
+        "labelset-v3": Region(lambda: _meta_rows(3, 7, s3.labelset),
+                              "structs(3).labelset, tag from structs(3).meta"),
+        "labelset": Region(lambda: struct_rows(LabelSet), "schema.LabelSet", "label set"),
+        "pmlabel": Region(lambda: struct_rows(PmLabel), "schema.PmLabel", "pmLabel"),
+        "text": Region(lambda: _same_in_both(lambda v: _meta_rows(v, 4, structs(v).text)),
+                       "structs(v).text, tag from structs(v).meta"),
+        "result-v2": Region(lambda: struct_rows(s2.result), "structs(2).result"),
+        "result-v3": Region(lambda: struct_rows(s3.result), "structs(3).result"),
+        "pmvalueset": Region(lambda: struct_rows(PmValueSet), "schema.PmValueSet",
+                             "value set"),
+        "pmvalue": Region(lambda: struct_rows(PmValue), "schema.PmValue", "pmValue"),
+        "pmvalueblock": Region(lambda: struct_rows(PmValueBlock), "schema.PmValueBlock",
+                               "value block"),
+        "event-array": Region(lambda: _merged(struct_rows(ev["event-array"]),
+                                              struct_rows(ev["highres-array"])),
+                              "event_array(highres)", "value-block payload (after vtype/vlen)"),
+        "event-record": Region(lambda: struct_rows(ev["event-record"]),
+                               "event_array(False) records", "event record"),
+        "event-record-highres": Region(lambda: struct_rows(ev["highres-record"]),
+                                       "event_array(True) records", "event record"),
+        "event-parameter": Region(lambda: struct_rows(ev["event-parameter"]),
+                                  "event_array(highres) params", "parameter"),
+        "index-v2": Region(lambda: struct_rows(s2.index_entry), "structs(2).index_entry",
+                           "index entry"),
+        "index-v3": Region(lambda: struct_rows(s3.index_entry), "structs(3).index_entry",
+                           "index entry"),
+    }
+
+
+REGIONS: dict[str, Region] = _regions()
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_region(name: str) -> str:
+    """The Markdown of one generated region (table and its source line)."""
+    region = REGIONS[name]
+    lines = ["| Offset | Size | Field | Type | Meaning |", "|---|---|---|---|---|"]
+    for r in region.rows():
+        name = f"`{r.name}` {r.note}".strip()
+        lines.append("| " + " | ".join(_cell(c) for c in
+                                       (r.offset, r.size, name, r.type, r.doc)) + " |")
+    lines.append("")
+    lines.append(f"*Generated from `{region.source}`; offsets from the start of the "
+                 f"{region.origin}.*")
+    return "\n".join(lines)
+
+
+# -- spec files ------------------------------------------------------------------------
+
+_REGION_RE = re.compile(
+    r"(<!-- BEGIN GENERATED: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
+    re.S)
+_BEGIN_RE = re.compile(r"<!-- BEGIN GENERATED: ([\w.-]+) -->")
+
+
+@dataclass
+class Report:
+    stale: list[str]
+    unknown: list[str]
+    missing: list[str]
+    unclosed: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not (self.stale or self.unknown or self.missing or self.unclosed)
+
+
+def _spec_files(spec_dir: Path) -> Iterator[Path]:
+    return iter(sorted(spec_dir.glob("*.md")))
+
+
+def update_spec(spec_dir: Path = SPEC_DIR, *, write: bool = True) -> Report:
+    """Regenerate (or, with write=False, only compare) every region in spec_dir/*.md."""
+    report = Report([], [], [], [])
+    seen: set[str] = set()
+    for path in _spec_files(spec_dir):
+        text = path.read_text(encoding="utf-8")
+        closed = {m.group("name") for m in _REGION_RE.finditer(text)}
+        report.unclosed += [f"{path.name}: {n}" for n in _BEGIN_RE.findall(text)
+                            if n not in closed]
+
+        def replace(m: re.Match[str]) -> str:
+            name = m.group("name")
+            seen.add(name)
+            if name not in REGIONS:
+                report.unknown.append(f"{path.name}: {name}")
+                return m.group(0)
+            body = render_region(name) + "\n"
+            if m.group("body") != body:
+                report.stale.append(f"{path.name}: {name}")
+            return m.group(1) + body + m.group(4)
+
+        new = _REGION_RE.sub(replace, text)
+        if write and new != text:
+            path.write_text(new, encoding="utf-8")
+    report.missing = sorted(set(REGIONS) - seen)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pcpconform.specgen",
+        description="Regenerate the schema field tables in spec/*.md.")
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if any generated region is stale")
+    parser.add_argument("--spec-dir", type=Path, default=SPEC_DIR)
+    parser.add_argument("--list", action="store_true", help="list the region names")
+    parser.add_argument("--show", metavar="NAME", help="print one region's table")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(REGIONS))
+        return 0
+    if args.show:
+        if args.show not in REGIONS:
+            print(f"unknown region {args.show!r}", file=sys.stderr)
+            return 2
+        print(render_region(args.show))
+        return 0
+    report = update_spec(args.spec_dir, write=not args.check)
+    for what, items in (("stale" if args.check else "updated", report.stale),
+                        ("unknown region", report.unknown),
+                        ("region not in any spec file", report.missing),
+                        ("region without END marker", report.unclosed)):
+        for item in items:
+            print(f"{what}: {item}", file=sys.stderr)
+    if report.unknown or report.missing or report.unclosed:
+        return 1
+    return 1 if args.check and report.stale else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
