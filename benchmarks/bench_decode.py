@@ -373,11 +373,18 @@ def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
         print(f"{c.label:<46} {size:8.2f} {best:8.2f} {size / best:8.2f}  {rel:>14}")
 
 
-def profile_decode(base: Path, top: int) -> None:
+def jsonl_to_devnull(base: Path) -> None:
+    from pcpconform.dump import write_jsonl
+
+    with open(os.devnull, "w", encoding="utf-8") as out:
+        write_jsonl(Archive(base), out)
+
+
+def profile(what: str, fn: Callable[[], None], top: int) -> None:
     prof = cProfile.Profile()
     began = time.perf_counter()
     prof.enable()
-    decode_only(base)
+    fn()
     prof.disable()
     elapsed = time.perf_counter() - began
     for key in ("cumulative", "tottime"):
@@ -385,8 +392,22 @@ def profile_decode(base: Path, top: int) -> None:
         pstats.Stats(prof, stream=buf).strip_dirs().sort_stats(key).print_stats(top)
         text = buf.getvalue()
         body = text[text.find("   ncalls"):] if "   ncalls" in text else text
-        print(f"\ncProfile of the decode-only pass ({elapsed:.2f} s under the profiler), "
+        print(f"\ncProfile of {what} ({elapsed:.2f} s under the profiler), "
               f"top {top} by {key}:\n{body.rstrip()}")
+
+
+def startup_seconds(repeat: int) -> float | None:
+    """Interpreter start plus the imports ``pcpconform dump`` needs: a fixed cost inside
+    both subprocess figures, small against a 20 MB archive."""
+    argv = [sys.executable, "-c", "import pcpconform.cli, pcpconform.dump"]
+    best = None
+    for _ in range(repeat):
+        began = time.perf_counter()
+        if subprocess.run(argv, stdout=subprocess.DEVNULL, check=False).returncode != 0:
+            return None
+        took = time.perf_counter() - began
+        best = took if best is None else min(best, took)
+    return best
 
 
 def console_script() -> str:
@@ -410,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-text", action="store_true", help="skip pcpconform dump --format text")
     ap.add_argument("--profile", action="store_true",
                     help="also profile the decode-only pass with cProfile")
+    ap.add_argument("--profile-jsonl", action="store_true",
+                    help="also profile write_jsonl (in-process, to /dev/null) with cProfile")
     ap.add_argument("--top", type=int, default=10, help="profile rows to show (default 10)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="processes for generating the archive (default: all cores)")
@@ -434,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
 
         pcpconform = console_script()
         cases = [
-            Case(f"pmdumplog -a", _subprocess_case(["pmdumplog", "-a", str(base)]),
+            Case("pmdumplog -a", _subprocess_case(["pmdumplog", "-a", str(base)]),
                  reference=True),
             Case("pcpconform dump --format jsonl",
                  _subprocess_case([pcpconform, "dump", "--format", "jsonl", str(base)])),
@@ -449,8 +472,14 @@ def main(argv: list[str] | None = None) -> int:
             path.read_bytes()            # warm the page cache for the first round
         measure(cases, max(1, args.repeat))
         print_table(arch, cases, max(1, args.repeat))
+        startup = startup_seconds(max(1, args.repeat))
+        if startup is not None:
+            print(f"\n(python start + pcpconform imports, part of each subprocess figure: "
+                  f"{startup:.2f} s)")
         if args.profile:
-            profile_decode(base, args.top)
+            profile("the decode-only pass", lambda: decode_only(base), args.top)
+        if args.profile_jsonl:
+            profile("write_jsonl to /dev/null", lambda: jsonl_to_devnull(base), args.top)
         return 1 if any(c.error for c in cases) else 0
     finally:
         if tmp is not None:

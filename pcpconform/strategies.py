@@ -101,6 +101,8 @@ def fixtures(draw: st.DrawFn, *, version: int | None = None, pmi_compatible: boo
     for k in range(draw(st.integers(1, max_samples))):
         if k and draw(st.integers(0, 4)) == 0:
             samples.append(Sample("mark"))
+        if k and not pmi_compatible and draw(st.integers(0, 5)) == 0:
+            samples.append(Sample("volume"))
         step = draw(st.integers(2_000_000, 5_000_000_000))
         if version == 2:
             step -= step % 1000
@@ -129,5 +131,5 @@ def fixtures(draw: st.DrawFn, *, version: int | None = None, pmi_compatible: boo
 
     return Fixture(version=version, hostname=draw(_NAME) + ".example", timezone="UTC",
                    zoneinfo="", pid=draw(st.integers(1, 1 << 22)), max_volume_bytes=None,
-                   indom_records="full", metrics=metrics, indoms=indoms, labels=labels,
+                   indom_records="full" if pmi_compatible else draw(st.sampled_from(["full", "delta"])), metrics=metrics, indoms=indoms, labels=labels,
                    samples=samples)

@@ -67,3 +67,28 @@ def test_random_fixtures_match_pmi_bytes_and_values(tmp_path_factory, data) -> N
     # and the archive rebuilds to the same bytes
     rebuild_archive(theirs, tmp / "rebuilt")
     assert_same_archive(tmp / "rebuilt", theirs)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                   HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_archives_beyond_pmi_are_read_alike_by_libpcp(tmp_path_factory, data) -> None:
+    """Delta indoms, requested volume switches, NaN: libpcp reads what the fixture says."""
+    fixture = data.draw(fixtures(pmi_compatible=False), label="fixture")
+    base = tmp_path_factory.mktemp("beyond") / "gen"
+    generate_archive(fixture, base)
+    assert_reader_matches_libpcp(base)
+    check = bridge.pmlogcheck(base)
+    assert check.returncode == 0 and check.stdout.strip() == "", check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_example_passes_pmlogcheck_and_pmdumplog(tmp_path: Path, version: int) -> None:
+    base = tmp_path / "ex"
+    generate_archive(load_fixture(EXAMPLE), base, version=version)
+    check = bridge.pmlogcheck(base)
+    assert check.returncode == 0 and check.stdout.strip() == "", check.stdout
+    dump = bridge.pmdumplog(base, "-a")
+    assert dump.returncode == 0
+    assert "disk.dev.read_bytes" in dump.stdout and "<mark>" in dump.stdout
+    assert_reader_matches_libpcp(base)
