@@ -17,7 +17,8 @@ wall-clock runs (``time.perf_counter``), rounds interleaved:
 
 and prints archive size (data volumes + .meta, MB = 10**6 bytes), seconds, MB/s and each
 pcpconform speed as a multiple of pmdumplog's. Timings are reported, never asserted.
-``--profile`` also runs the decode-only pass under cProfile and prints the top functions.
+``--profile`` also runs the decode-only pass under cProfile and prints the top functions
+(``--profile decode,jsonl,text`` profiles the in-process dumps as well).
 """
 
 from __future__ import annotations
@@ -373,11 +374,14 @@ def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
         print(f"{c.label:<46} {size:8.2f} {best:8.2f} {size / best:8.2f}  {rel:>14}")
 
 
-def jsonl_to_devnull(base: Path) -> None:
-    from pcpconform.dump import write_jsonl
+def dump_to_devnull(fmt: str) -> Callable[[Path], None]:
+    """What ``pcpconform dump --format FMT`` does, in-process, for profiling."""
+    def run(base: Path) -> None:
+        from pcpconform.dump import write_jsonl, write_text
 
-    with open(os.devnull, "w", encoding="utf-8") as out:
-        write_jsonl(Archive(base), out)
+        with open(os.devnull, "w", encoding="utf-8") as out:
+            (write_jsonl if fmt == "jsonl" else write_text)(Archive(base), out)
+    return run
 
 
 def profile(what: str, fn: Callable[[], None], top: int) -> None:
@@ -429,14 +433,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--regenerate", action="store_true", help="ignore a cached archive")
     ap.add_argument("--repeat", type=int, default=3, help="runs per command (default 3)")
     ap.add_argument("--no-text", action="store_true", help="skip pcpconform dump --format text")
-    ap.add_argument("--profile", action="store_true",
-                    help="also profile the decode-only pass with cProfile")
-    ap.add_argument("--profile-jsonl", action="store_true",
-                    help="also profile write_jsonl (in-process, to /dev/null) with cProfile")
+    ap.add_argument("--profile", nargs="?", const="decode", default="", metavar="WHAT",
+                    help="also run in-process passes under cProfile: a comma-separated "
+                         "list of decode, jsonl, text (default: decode)")
     ap.add_argument("--top", type=int, default=10, help="profile rows to show (default 10)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                     help="processes for generating the archive (default: all cores)")
     args = ap.parse_args(argv)
+    unknown = {w.strip() for w in args.profile.split(",") if w.strip()} - {"decode", "jsonl", "text"}
+    if unknown:
+        ap.error(f"--profile: unknown pass {', '.join(sorted(unknown))} (decode, jsonl, text)")
 
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if args.no_cache:
@@ -476,10 +482,12 @@ def main(argv: list[str] | None = None) -> int:
         if startup is not None:
             print(f"\n(python start + pcpconform imports, part of each subprocess figure: "
                   f"{startup:.2f} s)")
-        if args.profile:
-            profile("the decode-only pass", lambda: decode_only(base), args.top)
-        if args.profile_jsonl:
-            profile("write_jsonl to /dev/null", lambda: jsonl_to_devnull(base), args.top)
+        passes = {"decode": ("the decode-only pass", decode_only),
+                  "jsonl": ("write_jsonl to /dev/null", dump_to_devnull("jsonl")),
+                  "text": ("write_text to /dev/null", dump_to_devnull("text"))}
+        for what in filter(None, args.profile.split(",")):
+            label, fn = passes[what.strip()]
+            profile(label, lambda: fn(base), args.top)
         return 1 if any(c.error for c in cases) else 0
     finally:
         if tmp is not None:

@@ -27,7 +27,8 @@ from pathlib import Path
 from construct import Container
 
 from .fixture import Fixture, Sample
-from .pmtypes import LabelType, TextType, Timestamp
+from .pmtypes import LabelType, PmType, TextType, Timestamp
+from .schema import event_array
 from .writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
 __all__ = ["generate_archive", "MARK_OFFSET_NSEC"]
@@ -173,6 +174,9 @@ class _Generator:
         needti = False
         for spec in specs:
             needti |= self._check_metric(spec.pmid, stamp)
+            # as pmlogger does, describe the metrics an event record's parameters name
+            for param in _event_param_pmids(spec):
+                needti |= self._check_metric(param, stamp)
         record = self.w.encode_result(layout_result(self.version, stamp, specs))
         end = self.w.data_offset() + len(record)
         limit = self.f.max_volume_bytes
@@ -238,6 +242,19 @@ class _Generator:
         self.w.close()
         return (f"{self.w.base}: version {self.version}, {self.results} results, "
                 f"{self.marks} marks, {self.w.vol + 1} volume(s)")
+
+
+def _event_param_pmids(spec: ValueSetSpec) -> list[int]:
+    if spec.type not in (PmType.EVENT, PmType.HIGHRES_EVENT):
+        return []
+    schema = event_array(spec.type == PmType.HIGHRES_EVENT)
+    seen: list[int] = []
+    for _, payload in spec.values:
+        for rec in schema.parse(payload).records:
+            for p in rec.params or []:
+                if int(p.pmid) not in seen:
+                    seen.append(int(p.pmid))
+    return seen
 
 
 def generate_archive(fixture: Fixture, out: str | Path, *, version: int | None = None) -> str:

@@ -30,7 +30,7 @@ from construct import (
 from construct.expr import ExprMixin
 
 from .schema import (
-    META_TYPE_NAMES, LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array,
+    META_TYPE_NAMES, META_TYPES, ArchiveStructs, LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array,
     structs,
 )
 from .schema.common import (
@@ -219,10 +219,14 @@ def struct_rows(struct: Construct, *, start: int | None = 0) -> list[Row]:
     return rows
 
 
+def _tag_name(tag: int) -> str:
+    return f"TYPE_{META_TYPE_NAMES[tag].upper()}"
+
+
 def _tag_rows(version: int, tag: int) -> list[Row]:
     """The .meta type-tag row, from the meta payload schema, with this record's tag value."""
     row = struct_rows(meta_payload(version))[0]
-    const = f"TYPE_{META_TYPE_NAMES[tag].upper()}"
+    const = _tag_name(tag)
     return [Row(row.offset, row.size, row.name, row.type, f"{row.doc} = {tag} ({const})",
                 "(tag)")]
 
@@ -260,85 +264,135 @@ def _merged(a: list[Row], b: list[Row]) -> list[Row]:
 
 @dataclass(frozen=True)
 class Region:
-    """A generated table: how to build its rows and which schema it comes from."""
+    """A generated region: a function rendering its Markdown."""
 
-    rows: Callable[[], list[Row]]
-    source: str
-    origin: str = "payload"     # what offset 0 is
+    render: Callable[[], str]
 
 
-def _regions() -> dict[str, Region]:
-    ev = _events()
-    s2, s3 = structs(2), structs(3)
-    return {
-        "timestamp-t2": Region(lambda: struct_rows(TimevalT2.subcon),
-                               "schema.common.TimevalT2", "timestamp"),
-        "timestamp-t3": Region(lambda: struct_rows(TimestampT3.subcon),
-                               "schema.common.TimestampT3", "timestamp"),
-        "timestamp-ts16": Region(lambda: struct_rows(TimespecTS16.subcon),
-                                 "schema.common.TimespecTS16", "timestamp"),
-        "framing": Region(_framing_rows, "schema.common.Framed", "record (length word)"),
-        "label-v2": Region(lambda: struct_rows(s2.label), "structs(2).label"),
-        "label-v3": Region(lambda: struct_rows(s3.label), "structs(3).label"),
-        "meta-record": Region(lambda: struct_rows(s3.meta), "structs(v).meta"),
-        "desc": Region(lambda: _same_in_both(lambda v: _meta_rows(v, 1, structs(v).desc)),
-                       "structs(v).desc, tag from structs(v).meta"),
-        "indom-v2": Region(lambda: _meta_rows(2, 2, s2.indom),
-                           "structs(2).indom, tag from structs(2).meta"),
-        "indom-v3": Region(lambda: _meta_rows(3, 5, s3.indom),
-                           "structs(3).indom, tag from structs(3).meta"),
-        "indom-v3-delta": Region(lambda: _meta_rows(3, 6, s3.indom),
-                                 "structs(3).indom, tag from structs(3).meta"),
-        "labelset-v2": Region(lambda: _meta_rows(2, 3, s2.labelset),
-                              "structs(2).labelset, tag from structs(2).meta"),
-        "labelset-v3": Region(lambda: _meta_rows(3, 7, s3.labelset),
-                              "structs(3).labelset, tag from structs(3).meta"),
-        "labelset": Region(lambda: struct_rows(LabelSet), "schema.LabelSet", "label set"),
-        "pmlabel": Region(lambda: struct_rows(PmLabel), "schema.PmLabel", "pmLabel"),
-        "text": Region(lambda: _same_in_both(lambda v: _meta_rows(v, 4, structs(v).text)),
-                       "structs(v).text, tag from structs(v).meta"),
-        "result-v2": Region(lambda: struct_rows(s2.result), "structs(2).result"),
-        "result-v3": Region(lambda: struct_rows(s3.result), "structs(3).result"),
-        "pmvalueset": Region(lambda: struct_rows(PmValueSet), "schema.PmValueSet",
-                             "value set"),
-        "pmvalue": Region(lambda: struct_rows(PmValue), "schema.PmValue", "pmValue"),
-        "pmvalueblock": Region(lambda: struct_rows(PmValueBlock), "schema.PmValueBlock",
-                               "value block"),
-        "event-array": Region(lambda: _merged(struct_rows(ev["event-array"]),
-                                              struct_rows(ev["highres-array"])),
-                              "event_array(highres)", "value-block payload (after vtype/vlen)"),
-        "event-record": Region(lambda: struct_rows(ev["event-record"]),
-                               "event_array(False) records", "event record"),
-        "event-record-highres": Region(lambda: struct_rows(ev["highres-record"]),
-                                       "event_array(True) records", "event record"),
-        "event-parameter": Region(lambda: struct_rows(ev["event-parameter"]),
-                                  "event_array(highres) params", "parameter"),
-        "index-v2": Region(lambda: struct_rows(s2.index_entry), "structs(2).index_entry",
-                           "index entry"),
-        "index-v3": Region(lambda: struct_rows(s3.index_entry), "structs(3).index_entry",
-                           "index entry"),
-    }
-
-
-REGIONS: dict[str, Region] = _regions()
+def _field_table(rows: Callable[[], list[Row]], source: str, origin: str = "payload") -> Region:
+    def render() -> str:
+        lines = ["| Offset | Size | Field | Type | Meaning |", "|---|---|---|---|---|"]
+        for r in rows():
+            name = f"`{r.name}` {r.note}".strip()
+            lines.append("| " + " | ".join(_cell(c) for c in
+                                           (r.offset, r.size, name, r.type, r.doc)) + " |")
+        lines += ["", f"*Generated from `{source}`; offsets from the start of the {origin}.*"]
+        return "\n".join(lines)
+    return Region(render)
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def render_region(name: str) -> str:
-    """The Markdown of one generated region (table and its source line)."""
-    region = REGIONS[name]
-    lines = ["| Offset | Size | Field | Type | Meaning |", "|---|---|---|---|---|"]
-    for r in region.rows():
-        name = f"`{r.name}` {r.note}".strip()
-        lines.append("| " + " | ".join(_cell(c) for c in
-                                       (r.offset, r.size, name, r.type, r.doc)) + " |")
-    lines.append("")
-    lines.append(f"*Generated from `{region.source}`; offsets from the start of the "
-                 f"{region.origin}.*")
+def _version_rows() -> list[tuple[str, str, str]]:
+    """Parameter | v2 | v3: every format property that depends on the version."""
+    def per(fn: Callable[[ArchiveStructs], object]) -> tuple[str, str]:
+        return str(fn(structs(2))), str(fn(structs(3)))
+
+    def label_field(s: ArchiveStructs, name: str) -> str:
+        try:
+            return describe(field(s.label, name))
+        except KeyError:
+            return "absent"
+
+    def offset_limit(s: ArchiveStructs) -> str:
+        size = fixed_size(field(s.index_entry, "off_data")) or 0
+        return f"2^{8 * size - 1} - 1"
+
+    def tags(s: ArchiveStructs) -> str:
+        return ", ".join(f"{t} {_tag_name(t)}" for t in META_TYPES[s.version])
+
+    params: list[tuple[str, Callable[[ArchiveStructs], object]]] = [
+        ("label magic", lambda s: f"0x{s.magic:08x}"),
+        ("label record length L (framing included)", lambda s: s.label_size),
+        ("timestamp of label, indom, label-set, result and index", lambda s: describe(
+            field(s.result, "timestamp"))),
+        ("label `hostname_raw`", lambda s: label_field(s, "hostname_raw")),
+        ("label `timezone_raw`", lambda s: label_field(s, "timezone_raw")),
+        ("label `zoneinfo_raw`", lambda s: label_field(s, "zoneinfo_raw")),
+        ("label `features`, `reserved`", lambda s: label_field(s, "features")),
+        (".meta tags written", tags),
+        ("result bytes before the first value set (length word included)",
+         lambda s: s.result_header_size),
+        ("mark record length L", lambda s: s.mark_size),
+        ("index entry size", lambda s: s.index_entry_size),
+        ("index offsets `off_meta`, `off_data`",
+         lambda s: describe(field(s.index_entry, "off_data"))),
+        ("largest offset an index entry can hold", offset_limit),
+    ]
+    return [(name, *per(fn)) for name, fn in params]
+
+
+def _version_table() -> str:
+    lines = ["| Parameter | v2 | v3 |", "|---|---|---|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in _version_rows()]
+    lines += ["", "*Generated from `ArchiveStructs(2)` and `ArchiveStructs(3)`.*"]
     return "\n".join(lines)
+
+
+def _regions() -> dict[str, Region]:
+    ev = _events()
+    s2, s3 = structs(2), structs(3)
+    t = _field_table
+    return {
+        "version-parameters": Region(_version_table),
+        "timestamp-t2": t(lambda: struct_rows(TimevalT2.subcon), "schema.common.TimevalT2",
+                          "timestamp"),
+        "timestamp-t3": t(lambda: struct_rows(TimestampT3.subcon),
+                          "schema.common.TimestampT3", "timestamp"),
+        "timestamp-ts16": t(lambda: struct_rows(TimespecTS16.subcon),
+                            "schema.common.TimespecTS16", "timestamp"),
+        "framing": t(_framing_rows, "schema.common.Framed", "record (its length word)"),
+        "label-v2": t(lambda: struct_rows(s2.label), "structs(2).label"),
+        "label-v3": t(lambda: struct_rows(s3.label), "structs(3).label"),
+        "meta-record": t(lambda: _same_in_both(lambda v: struct_rows(structs(v).meta)),
+                         "structs(v).meta"),
+        "desc": t(lambda: _same_in_both(lambda v: _meta_rows(v, 1, structs(v).desc)),
+                  "structs(v).desc, tag from structs(v).meta"),
+        "indom-v2": t(lambda: _meta_rows(2, 2, s2.indom),
+                      "structs(2).indom, tag from structs(2).meta"),
+        "indom-v3": t(lambda: _meta_rows(3, 5, s3.indom),
+                      "structs(3).indom, tag from structs(3).meta"),
+        "indom-v3-delta": t(lambda: _meta_rows(3, 6, s3.indom),
+                            "structs(3).indom, tag from structs(3).meta"),
+        "labelset-v2": t(lambda: _meta_rows(2, 3, s2.labelset),
+                         "structs(2).labelset, tag from structs(2).meta"),
+        "labelset-v3": t(lambda: _meta_rows(3, 7, s3.labelset),
+                         "structs(3).labelset, tag from structs(3).meta"),
+        "labelset": t(lambda: struct_rows(LabelSet), "schema.LabelSet", "label set"),
+        "pmlabel": t(lambda: struct_rows(PmLabel), "schema.PmLabel", "pmLabel"),
+        "text": t(lambda: _same_in_both(lambda v: _meta_rows(v, 4, structs(v).text)),
+                  "structs(v).text, tag from structs(v).meta"),
+        "result-v2": t(lambda: struct_rows(s2.result), "structs(2).result"),
+        "result-v3": t(lambda: struct_rows(s3.result), "structs(3).result"),
+        "pmvalueset": t(lambda: struct_rows(PmValueSet), "schema.PmValueSet", "value set"),
+        "pmvalue": t(lambda: struct_rows(PmValue), "schema.PmValue", "pmValue"),
+        "pmvalueblock": t(lambda: struct_rows(PmValueBlock), "schema.PmValueBlock",
+                          "value block"),
+        "event-array": t(lambda: _merged(struct_rows(ev["event-array"]),
+                                         struct_rows(ev["highres-array"])),
+                         "event_array(highres)", "value block's payload (`vbuf`)"),
+        "event-record": t(lambda: struct_rows(ev["event-record"]),
+                          "event_array(False)", "event record"),
+        "event-record-highres": t(lambda: struct_rows(ev["highres-record"]),
+                                  "event_array(True)", "event record"),
+        "event-parameter": t(lambda: _merged(struct_rows(ev["event-parameter"]),
+                                             struct_rows(ev["highres-parameter"])),
+                             "event_array(highres)", "parameter"),
+        "index-v2": t(lambda: struct_rows(s2.index_entry), "structs(2).index_entry",
+                      "index entry"),
+        "index-v3": t(lambda: struct_rows(s3.index_entry), "structs(3).index_entry",
+                      "index entry"),
+    }
+
+
+REGIONS: dict[str, Region] = _regions()
+
+
+def render_region(name: str) -> str:
+    """The Markdown of one generated region."""
+    return REGIONS[name].render()
 
 
 # -- spec files ------------------------------------------------------------------------
