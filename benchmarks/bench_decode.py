@@ -31,15 +31,16 @@ import math
 import os
 import pstats
 import random
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from pcpconform.archive import Archive
 from pcpconform.generate import mark_time
@@ -103,6 +104,8 @@ PROCS = sorted((pid, f"{pid:06d} {'/sbin/init' if pid == 1 else _setup.choice(_P
 CPUS = [(i, f"cpu{i}") for i in range(N_CPU)]
 LOADS = [(1, "1 minute"), (5, "5 minute"), (15, "15 minute")]
 INDOMS = [(IN_NETIF, NETIFS), (IN_PROC, PROCS), (IN_CPU, CPUS), (IN_LOAD, LOADS)]
+#: values in every result, the string metric's (every STRING_EVERY-th result) aside
+VALUES_PER_RESULT = N_NETIF + N_PROC + N_CPU + 1 + len(LOADS)
 
 # per-instance constants: counter base, bytes per interval, diurnal amplitude and phase
 _NET_BASE = [_setup.randrange(0, 5 * 10**12) for _ in NETIFS]
@@ -279,7 +282,7 @@ def generate(base: Path, version: int, size_mb: float, jobs: int) -> BenchArchiv
                 flushsize = w.data_offset() + INDEX_EVERY
             w.put_result_bytes(record)
             results += 1
-            values += 2 * 100 + 50 + 1 + 3 + (1 if k % STRING_EVERY == 0 else 0)
+            values += VALUES_PER_RESULT + (1 if k % STRING_EVERY == 0 else 0)
             last = stamp
             if w.data_offset() + w.meta_offset() >= target:
                 break
@@ -312,8 +315,16 @@ class Case:
     label: str
     run: Callable[[], None]
     reference: bool = False
-    times: list[float] | None = None
+    times: list[float] = field(default_factory=list)   # wall clock seconds per run
+    cpu: list[float] = field(default_factory=list)     # CPU seconds (user + system) per run
     error: str | None = None
+
+
+def _cpu_now() -> float:
+    """CPU seconds used so far by this process and its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _subprocess_case(argv: list[str]) -> Callable[[], None]:
@@ -332,36 +343,37 @@ def decode_only(base: Path) -> None:
 
 
 def measure(cases: list[Case], repeat: int) -> None:
-    for case in cases:
-        case.times = []
     for rnd in range(repeat):                # interleaved rounds: drift hits every tool alike
         for case in cases:
             if case.error:
                 continue
+            cpu0 = _cpu_now()
             began = time.perf_counter()
             try:
                 case.run()
             except Exception as exc:  # report, do not hide behind a fast time
                 case.error = str(exc)
                 continue
-            case.times.append(time.perf_counter() - began)  # type: ignore[union-attr]
-            print(f"  round {rnd + 1}/{repeat} {case.label}: {case.times[-1]:.2f} s",  # type: ignore[index]
-                  file=sys.stderr)
+            case.times.append(time.perf_counter() - began)
+            case.cpu.append(_cpu_now() - cpu0)
+            print(f"  round {rnd + 1}/{repeat} {case.label}: {case.times[-1]:.2f} s "
+                  f"(cpu {case.cpu[-1]:.2f} s)", file=sys.stderr)
 
 
 def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
     size = arch.size_bytes / MB
     ref = next((c for c in cases if c.reference and c.times), None)
-    ref_best = min(ref.times) if ref and ref.times else None
     print()
     print(f"archive {arch.base} (v{arch.version}): {size:.2f} MB = "
           f"data {arch.data_bytes / MB:.2f} MB + meta {arch.meta_bytes / MB:.4f} MB; "
           f"{arch.results} results, {arch.marks} marks, {arch.values} values, "
           f"{arch.index_entries} index entries")
-    print(f"best of {repeat}, wall clock; MB = 10^6 bytes; 'x pmdumplog' = speed relative "
-          f"to pmdumplog -a (higher is faster)")
+    print(f"best of {repeat} runs, wall clock (cpu: best user+system seconds); "
+          f"MB = 10^6 bytes;\n'x pmdumplog' = wall-clock speed relative to pmdumplog -a "
+          f"(higher is faster)")
     print()
-    head = f"{'command':<46} {'size MB':>8} {'seconds':>8} {'MB/s':>8}  {'vs pmdumplog':>14}"
+    head = (f"{'command':<46} {'size MB':>8} {'seconds':>8} {'MB/s':>7} {'cpu s':>6}"
+            f"  {'vs pmdumplog':>16}")
     print(head)
     print("-" * len(head))
     for c in cases:
@@ -370,8 +382,9 @@ def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
             continue
         best = min(c.times)
         rel = "(reference)" if c.reference else (
-            f"{ref_best / best:.2f}x pmdumplog" if ref_best else "n/a")
-        print(f"{c.label:<46} {size:8.2f} {best:8.2f} {size / best:8.2f}  {rel:>14}")
+            f"{min(ref.times) / best:.2f}x pmdumplog" if ref else "n/a")
+        print(f"{c.label:<46} {size:8.2f} {best:8.2f} {size / best:7.2f} {min(c.cpu):6.2f}"
+              f"  {rel:>16}")
 
 
 def dump_to_devnull(fmt: str) -> Callable[[Path], None]:

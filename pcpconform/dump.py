@@ -139,6 +139,14 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
     return {"kind": "meta", "type": rtype, "body": escape_bytes(bytes(body))}
 
 
+def _values_obj(values: list[tuple[int, Any]], ptype: int | None, valfmt: int | None) -> list[dict[str, Any]]:
+    # integers are most values: tag them with a token computed once per value set
+    token = "insitu" if ptype is None and valfmt == 0 else _type_token(
+        PmType.UNKNOWN if ptype is None else ptype)
+    return [{"inst": inst, "type": token, "value": str(v)} if v.__class__ is int
+            else {"inst": inst, **typed_value(v, ptype, valfmt)} for inst, v in values]
+
+
 def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
     vsets = []
     for vs in res.vsets:
@@ -146,7 +154,7 @@ def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
         obj: dict[str, Any] = {"pmid": str(PmID(vs.pmid)), "numval": vs.numval}
         if vs.numval > 0:
             obj["valfmt"] = vs.valfmt
-            obj["values"] = [{"inst": inst, **typed_value(v, ptype, vs.valfmt)} for inst, v in vs.values]
+            obj["values"] = _values_obj(vs.values, ptype, vs.valfmt)
         vsets.append(obj)
     return {"timestamp": _stamp(res.timestamp), "mark": res.is_mark, "vsets": vsets}
 

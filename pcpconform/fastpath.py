@@ -53,6 +53,12 @@ def _values_format(count: int) -> struct.Struct:
 
 
 @lru_cache(maxsize=4096)
+def _signed_values_format(count: int) -> struct.Struct:
+    # PM_TYPE_32 insitu words read as signed in the same unpack
+    return struct.Struct(">" + _PMVALUE.lower() * count)
+
+
+@lru_cache(maxsize=4096)
 def _blocks_format(code: str, count: int) -> struct.Struct:
     return struct.Struct(">" + code * count)
 
@@ -148,14 +154,16 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
         if pos + 4 + 8 * numval > end:
             raise _Fallback
         valfmt = _WORD.unpack_from(data, pos)[0]
-        pos += 4
-        flat = _values_format(numval).unpack_from(data, pos)
-        pos += 8 * numval
+        ptype = types.get(pmid, PmType.U32)
+        if valfmt == 0 and ptype == PmType.I32:
+            flat = _signed_values_format(numval).unpack_from(data, pos + 4)
+        else:
+            flat = _values_format(numval).unpack_from(data, pos + 4)
+        pos += 4 + 8 * numval
         insts = flat[0::2]
         words = flat[1::2]
         if valfmt == 0:
-            ptype = types.get(pmid, PmType.U32)
-            if ptype == PmType.U32:
+            if ptype in (PmType.U32, PmType.I32):
                 values = list(zip(insts, words))
             else:
                 values = [(i, decode_insitu(w, ptype)) for i, w in zip(insts, words)]
@@ -180,8 +188,7 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
     vtype, vlen = head >> 24, head & 0xFFFFFF
     count = len(words)
     code = _BLOCK_BULK.get(vtype)  # type: ignore[call-overload]
-    if code and vlen == 12 and words[-1] - words[0] == 3 * (count - 1) \
-            and all(b - a == 3 for a, b in zip(words, words[1:])):
+    if code and vlen == 12 and words == tuple(range(words[0], words[0] + 3 * count, 3)):
         # a run of equal 12-byte blocks, back to back: one unpack for the whole run
         if first + 12 * count > end:
             raise _Fallback

@@ -1,12 +1,8 @@
 """Field tables of spec/archive-format.md, generated from the construct schemas.
 
-Each table is rendered by walking one schema: a Struct's fields give the rows; a field's
-size and type come from its construct (FormatField, BytesInteger, Bytes, Array, If,
-Switch, PrefixedArray, the project's Framed/ToEnd/RemainingBytes and the typed adapters);
-the comment is the field's ``docs`` text (``"name" / Int32ub * "doc"``). Offsets count
-from the first byte of the payload (after the record's length word) and stay numeric
-while every earlier field has a fixed size; after the first variable-size field they are
-``var``.
+Each region is one table rendered from one schema by pcpconform.schemadoc: rows are the
+Struct's fields, with the offset from the first byte of the payload (after the record's
+length word), size, type from the field's construct, and the field's ``docs`` text.
 
 ``python -m pcpconform.specgen`` rewrites every region between
 ``<!-- BEGIN GENERATED: name -->`` and ``<!-- END GENERATED: name -->`` in spec/*.md;
@@ -18,29 +14,21 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from construct import (
-    Adapter, Array, Bytes, BytesInteger, Computed, Construct, FocusedSeq, FormatField,
-    GreedyBytes, IfThenElse, Int32ub, Pass, Prefixed, Renamed, Struct, Switch,
-)
-from construct.expr import ExprMixin
+from construct import Construct, Int32ub
 
 from .schema import (
-    META_TYPE_NAMES, META_TYPES, ArchiveStructs, LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array,
-    structs,
+    META_TYPE_NAMES, META_TYPES, ArchiveStructs, LabelSet, PmLabel, PmValue, PmValueBlock,
+    PmValueSet, structs,
 )
-from .schema.common import (
-    Framed, PmIDField, PmInDomField, PmUnitsField, RemainingBytes, TimespecTS16, TimestampT3,
-    TimevalT2, ToEnd,
-)
+from .schema.common import TimespecTS16, TimestampT3, TimevalT2
 from .schema.meta import meta_payload
+from .schemadoc import Row, describe, event_structs, field, fixed_size, struct_rows
 
-__all__ = ["Row", "REGIONS", "render_region", "struct_rows", "describe", "update_spec",
-           "main"]
+__all__ = ["REGIONS", "Region", "Report", "render_region", "update_spec", "main"]
 
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
@@ -50,174 +38,6 @@ COMMENTS: dict[tuple[str, str], str] = {
     ("framing", "payload"): "the record's content (L - 8 bytes)",
     ("framing", "trailer"): "L again; must equal the leading length word",
 }
-
-_FORMATS = {"b": "s8", "B": "u8", "h": "BE16 signed", "H": "BE16 unsigned",
-            "i": "BE32 signed", "I": "BE32 unsigned", "l": "BE32 signed", "L": "BE32 unsigned",
-            "q": "BE64 signed", "Q": "BE64 unsigned", "f": "BE IEEE-754 single",
-            "d": "BE IEEE-754 double"}
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of a field table."""
-
-    offset: str
-    size: str
-    name: str
-    type: str
-    doc: str
-    note: str = ""      # shown after the field name, e.g. "(tag)"
-
-
-# -- describing constructs -------------------------------------------------------------
-
-@lru_cache(maxsize=1)
-def _events() -> dict[str, Construct]:
-    """The event-array schemas and their record and parameter structs, built once."""
-    out: dict[str, Construct] = {}
-    for highres, key in ((False, "event"), (True, "highres")):
-        array = event_array(highres)
-        record = element(array, "records")
-        out[f"{key}-array"] = array
-        out[f"{key}-record"] = record
-        out[f"{key}-parameter"] = element(record, "params")
-    return out
-
-
-@lru_cache(maxsize=1)
-def _type_names() -> dict[int, str]:
-    """Display names of the shared typed fields and nested structs, by object identity."""
-    names: dict[int, str] = {
-        id(TimevalT2): "T2 timestamp (8)", id(TimestampT3): "T3 timestamp (12)",
-        id(TimespecTS16): "TS16 timestamp (16)", id(PmIDField): "pmID",
-        id(PmInDomField): "pmInDom", id(PmUnitsField): "pmUnits", id(PmValue): "pmValue",
-        id(PmValueSet): "pmValueSet", id(PmValueBlock): "pmValueBlock",
-        id(LabelSet): "LabelSet", id(PmLabel): "pmLabel",
-    }
-    ev = _events()
-    names[id(ev["event-record"])] = names[id(ev["highres-record"])] = "event record"
-    names[id(ev["event-parameter"])] = names[id(ev["highres-parameter"])] = "event parameter"
-    return names
-
-
-def _unwrap(con: Construct) -> Construct:
-    while isinstance(con, Renamed):
-        con = con.subcon
-    return con
-
-
-def field(struct: Construct, name: str) -> Renamed:
-    """The named field (a Renamed) of a Struct."""
-    for sub in _unwrap(struct).subcons:
-        if sub.name == name:
-            return sub
-    raise KeyError(f"no field {name!r} in {struct!r}")
-
-
-def element(struct: Construct, name: str) -> Construct:
-    """The innermost construct of a field, through Renamed, If and Array wrappers."""
-    con = _unwrap(field(struct, name))
-    while True:
-        if isinstance(con, IfThenElse):
-            con = con.thensubcon
-        elif isinstance(con, Array):
-            con = con.subcon
-        elif isinstance(con, Renamed):
-            con = con.subcon
-        else:
-            return con
-
-
-def _expr(value: object, scope: Sequence[str]) -> str:
-    """Readable form of a count, length or condition: a number, a construct ``this``
-    expression, or a lambda (named by the sibling fields it reads)."""
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, ExprMixin):
-        text = re.sub(r"this\['(\w+)'\]", r"\1", str(value))
-        text = re.sub(r"(^|\()- ", r"\1-", text)
-        return text[1:-1] if text.startswith("(") and text.endswith(")") else text
-    code = getattr(value, "__code__", None)
-    used = [n for n in (code.co_names if code else ()) if n in scope]
-    return ", ".join(used) if used else "computed"
-
-
-def fixed_size(con: Construct) -> int | None:
-    """Size in bytes if the construct has one without context, else None."""
-    try:
-        return int(con.sizeof())
-    except Exception:  # construct raises several error types for "no fixed size"
-        return None
-
-
-def describe(con: Construct, scope: Sequence[str] = ()) -> str:
-    """The type column for a construct (``scope``: sibling field names, for counts)."""
-    names = _type_names()
-    while True:
-        if id(con) in names:
-            return names[id(con)]
-        if isinstance(con, Renamed):
-            con = con.subcon
-            continue
-        break
-    if isinstance(con, FormatField):
-        code = con.fmtstr.lstrip("<>=!")
-        text = _FORMATS.get(code, f"struct '{code}'")
-        return text if con.fmtstr[0] in ">!" or code in "bB" else text.replace("BE", "LE")
-    if isinstance(con, BytesInteger):
-        order = "LE" if con.swapped else "BE"
-        return f"{order}{8 * con.length} {'signed' if con.signed else 'unsigned'}"
-    if isinstance(con, Bytes):
-        return f"bytes[{_expr(con.length, scope)}]"
-    if con is GreedyBytes or isinstance(con, RemainingBytes):
-        return "remaining bytes"
-    if isinstance(con, Array):
-        return f"array of {describe(con.subcon, scope)} ({_expr(con.count, scope)})"
-    if isinstance(con, IfThenElse):
-        cond = _expr(con.condfunc, scope)
-        then = describe(con.thensubcon, scope)
-        if con.elsesubcon is Pass:
-            if isinstance(con.condfunc, ExprMixin):
-                return f"{then}, only if {cond}"
-            return f"{then}, depending on {cond}"
-        return f"{then} or {describe(con.elsesubcon, scope)}, by {cond}"
-    if isinstance(con, Switch):
-        keys = ", ".join(str(k) for k in sorted(con.cases))
-        other = describe(con.default, scope) if con.default is not None else "error"
-        return f"body by {_expr(con.keyfunc, scope)} ({keys}; other: {other})"
-    if isinstance(con, FocusedSeq) and [s.name for s in con.subcons] == ["count", "items"]:
-        count = describe(field(con, "count").subcon.subcon)
-        items = _unwrap(field(con, "items"))
-        return f"{count} count, then that many × {describe(items.subcon)}"
-    if isinstance(con, Prefixed):
-        inner = "bytes" if con.subcon is GreedyBytes else describe(con.subcon)
-        return f"({describe(con.lengthfield)} length, {inner})"
-    if isinstance(con, ToEnd):
-        return f"{describe(con.subcon, scope)}, repeated to the end"
-    if isinstance(con, Framed):
-        return f"framed {describe(con.payload, scope)}"
-    if isinstance(con, Adapter):
-        return describe(con.subcon, scope)
-    if isinstance(con, Struct):
-        return "struct"
-    return type(con).__name__
-
-
-# -- tables ----------------------------------------------------------------------------
-
-def struct_rows(struct: Construct, *, start: int | None = 0) -> list[Row]:
-    """One row per stored field of a Struct (Computed views are not stored, so skipped)."""
-    subs = [s for s in _unwrap(struct).subcons if not isinstance(_unwrap(s), Computed)]
-    scope = [s.name for s in subs if s.name]
-    rows, offset = [], start
-    for sub in subs:
-        size = fixed_size(sub)
-        rows.append(Row("var" if offset is None else str(offset),
-                        "var" if size is None else str(size), sub.name or "",
-                        describe(sub, scope), " ".join((sub.docs or "").split())))
-        offset = None if offset is None or size is None else offset + size
-    return rows
-
 
 def _tag_name(tag: int) -> str:
     return f"TYPE_{META_TYPE_NAMES[tag].upper()}"
@@ -332,7 +152,7 @@ def _version_table() -> str:
 
 
 def _regions() -> dict[str, Region]:
-    ev = _events()
+    ev = event_structs()
     s2, s3 = structs(2), structs(3)
     t = _field_table
     return {
@@ -397,10 +217,11 @@ def render_region(name: str) -> str:
 
 # -- spec files ------------------------------------------------------------------------
 
+# Markers stand on lines of their own (so prose may quote them inside backticks).
 _REGION_RE = re.compile(
-    r"(<!-- BEGIN GENERATED: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- END GENERATED: (?P=name) -->)",
-    re.S)
-_BEGIN_RE = re.compile(r"<!-- BEGIN GENERATED: ([\w.-]+) -->")
+    r"^(<!-- BEGIN GENERATED: (?P<name>[\w.-]+) -->\n)(?P<body>.*?)"
+    r"^(<!-- END GENERATED: (?P=name) -->)$", re.S | re.M)
+_BEGIN_RE = re.compile(r"^<!-- BEGIN GENERATED: ([\w.-]+) -->$", re.M)
 
 
 @dataclass
@@ -415,15 +236,11 @@ class Report:
         return not (self.stale or self.unknown or self.missing or self.unclosed)
 
 
-def _spec_files(spec_dir: Path) -> Iterator[Path]:
-    return iter(sorted(spec_dir.glob("*.md")))
-
-
 def update_spec(spec_dir: Path = SPEC_DIR, *, write: bool = True) -> Report:
     """Regenerate (or, with write=False, only compare) every region in spec_dir/*.md."""
     report = Report([], [], [], [])
     seen: set[str] = set()
-    for path in _spec_files(spec_dir):
+    for path in sorted(spec_dir.glob("*.md")):
         text = path.read_text(encoding="utf-8")
         closed = {m.group("name") for m in _REGION_RE.finditer(text)}
         report.unclosed += [f"{path.name}: {n}" for n in _BEGIN_RE.findall(text)

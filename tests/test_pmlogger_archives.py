@@ -1,0 +1,58 @@
+"""Real archives written by pmlogger: rebuilt byte-exactly and read with libpcp's values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pcpconform.archive import Archive
+from pcpconform.dump import jsonl_records
+from pcpconform.rebuild import rebuild_archive
+from tests.conftest import needs_libpcp
+from tests.libpcp import pmlogger
+from tests.libpcp.compare import assert_reader_matches_libpcp
+
+pytestmark = [pytest.mark.libpcp, needs_libpcp,
+              pytest.mark.skipif(not pmlogger.available(), reason="needs root and pmlogger")]
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("pmlogger")
+    session = pmlogger.PmcdSession()
+    session.start(root)
+    try:
+        return {
+            "v2": pmlogger.record(root / "v2" / "a", version=2),
+            "v3": pmlogger.record(root / "v3" / "a", version=3),
+            "v3-multivolume": pmlogger.record(root / "mv" / "a", version=3, samples=40,
+                                              volume_size="40k"),
+            "v2-derived": pmlogger.record(root / "dv" / "a", version=2, samples=3, derived=True),
+        }
+    finally:
+        session.stop()
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: str) -> None:
+    base = archives[name]
+    rebuild_archive(base, tmp_path / "rb")
+    originals = sorted(p.name[len(base.name):] for p in base.parent.glob(base.name + ".*")
+                       if not p.name.endswith((".log", ".config")))
+    assert originals and "meta" in "".join(originals)
+    for suffix in originals:
+        assert Path(f"{tmp_path}/rb{suffix}").read_bytes() == Path(f"{base}{suffix}").read_bytes(), suffix
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_values_equal_libpcp(archives, name: str) -> None:
+    assert_reader_matches_libpcp(archives[name])
+
+
+def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
+    a = Archive(archives["v3-multivolume"])
+    assert len(a.files.volumes) >= 2
+    kinds = {o["kind"] for o in jsonl_records(a)}
+    assert {"desc", "indom", "text", "labelset", "index", "result"} <= kinds
+    assert a.desc("kernel.all.load").indom.is_null is False
