@@ -241,8 +241,43 @@ def _label_json(labels: Any, where: str) -> dict[str, Any]:
     return dict(sorted(labels.items()))
 
 
+def _instance_id(indom: InDomSpec, name: Any, where: str) -> int:
+    if str(name) not in indom.instances:
+        raise FixtureError(f"{where}: instance {name!r} is not in indom {indom.indom}")
+    return indom.instances[str(name)]
+
+
+def _label_ident(ltype: LabelType, text: Any, by_name: dict[str, MetricSpec]) -> int:
+    """The ident a label set names: a domain, pmInDom, cluster (pmID with item 0) or pmID."""
+    if ltype == LabelType.CONTEXT:
+        return PM_INDOM_NULL
+    if ltype == LabelType.DOMAIN:
+        return int(text)
+    if ltype in (LabelType.INDOM, LabelType.INSTANCES):
+        return int(PmInDom(str(text)))
+    pmid = int(by_name[text].pmid) if text in by_name else None
+    if ltype == LabelType.CLUSTER:
+        if pmid is None:
+            parts = str(text).split(".")
+            if len(parts) == 2:
+                return int(PmID.from_parts(int(parts[0]), int(parts[1]), 0))
+            pmid = int(PmID(str(text)))
+        return pmid & ~0x3FF
+    return pmid if pmid is not None else int(PmID(str(text)))
+
+
 def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
-    """Validate a loaded fixture document."""
+    """Validate a loaded fixture document; any defect is a FixtureError."""
+    try:
+        return _parse_fixture(doc, source)
+    except FixtureError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        # the specific checks name the entry; this net keeps odd shapes from escaping
+        raise FixtureError(f"{source}: malformed fixture: {type(exc).__name__}: {exc}") from None
+
+
+def _parse_fixture(doc: Any, source: str) -> Fixture:
     if not isinstance(doc, dict):
         raise FixtureError(f"{source}: a fixture is a mapping")
     arch = doc.get("archive", {}) or {}
@@ -263,8 +298,14 @@ def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
         insts = _req(d, "instances", where)
         if not isinstance(insts, dict):
             raise FixtureError(f"{where}: instances map names to instance ids")
-        indoms[int(indom)] = InDomSpec(indom, {str(k): int(v) for k, v in insts.items()},
-                                       _texts(d.get("text"), where))
+        ids = {}
+        for k, v in insts.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**31:
+                raise FixtureError(f"{where}: instance {k!r} needs an id in 0..2147483647, not {v!r}")
+            ids[str(k)] = v
+        if len(set(ids.values())) != len(ids):
+            raise FixtureError(f"{where}: instance ids must be unique")
+        indoms[int(indom)] = InDomSpec(indom, ids, _texts(d.get("text"), where))
 
     metrics: list[MetricSpec] = []
     by_name: dict[str, MetricSpec] = {}
@@ -291,23 +332,22 @@ def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
         where = f"{source}: labels[{i}]"
         try:
             ltype = LabelType.from_token(_req(lab, "type", where))
-        except KeyError:
+        except (KeyError, ValueError):
             raise FixtureError(f"{where}: unknown label type {lab.get('type')!r}") from None
         ident_text = lab.get("ident")
-        if ltype == LabelType.CONTEXT:
-            ident = PM_INDOM_NULL
-        elif ltype == LabelType.DOMAIN:
-            ident = int(_req(lab, "ident", where))
-        elif ltype in (LabelType.INDOM, LabelType.INSTANCES):
-            ident = int(PmInDom(str(ident_text)))
-        else:
-            ident = int(by_name[ident_text].pmid) if ident_text in by_name else int(PmID(str(ident_text)))
+        try:
+            ident = _label_ident(ltype, ident_text, by_name)
+        except (ValueError, TypeError):
+            raise FixtureError(f"{where}: {ident_text!r} is not an ident for a {ltype.name.lower()} label") from None
         if ltype == LabelType.INSTANCES:
             spec_indom = indoms.get(ident)
             if spec_indom is None:
                 raise FixtureError(f"{where}: indom {PmInDom(ident)} is not declared")
-            sets = [(spec_indom.instances[name], _label_json(v, where))
-                    for name, v in _req(lab, "instances", where).items()]
+            per_inst = _req(lab, "instances", where)
+            if not isinstance(per_inst, dict):
+                raise FixtureError(f"{where}: instances map instance names to labels")
+            sets = [(_instance_id(spec_indom, name, where), _label_json(v, where))
+                    for name, v in per_inst.items()]
         else:
             sets = [(PM_IN_NULL, _label_json(_req(lab, "labels", where), where))]
         labels.append(LabelSpec(ltype, ident, sets))
@@ -319,7 +359,7 @@ def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
         where = f"{source}: samples[{i}]"
         if not isinstance(s, dict):
             raise FixtureError(f"{where}: a sample is a mapping")
-        if s.get("volume") is not None:
+        if s.get("volume"):
             samples.append(Sample("volume"))
             continue
         if s.get("mark"):
@@ -357,7 +397,8 @@ def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
                 spec_indom = indoms.get(int(PmInDom(str(indom_text))))
                 if spec_indom is None:
                     raise FixtureError(f"{where}.instances: indom {indom_text} is not declared")
-                explicit[int(spec_indom.indom)] = [spec_indom.instances[str(n)] for n in names]
+                explicit[int(spec_indom.indom)] = [_instance_id(spec_indom, n, f"{where}.instances")
+                                                   for n in names]
         samples.append(Sample("values", stamp, values, explicit))
 
     return Fixture(version=version, hostname=str(arch.get("hostname", "localhost")),

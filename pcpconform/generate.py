@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from construct import Container
+from construct import Container, ConstructError
 
 from .fixture import Fixture, Sample
 from .pmtypes import LabelType, PmType, TextType, Timestamp
@@ -263,6 +263,8 @@ def generate_archive(fixture: Fixture, out: str | Path, *, version: int | None =
 
     try:
         return _Generator(fixture, Path(out), version or fixture.version).run()
+    except ConstructError as exc:
+        raise FixtureError(f"a value cannot be encoded: {str(exc).splitlines()[-1]}") from None
     except ValueError as exc:
         raise FixtureError(str(exc)) from None
 

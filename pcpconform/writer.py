@@ -8,6 +8,7 @@ pmResult libpcp encodes (value blocks in value order, padded with ``~``, DPTR in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from construct import Container, ListContainer
 
+from .files import strip_compression
 from .pmtypes import PmID, PmInDom, PmType, PmUnits, Timestamp, ValFmt
 from .schema import (
     PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2,
@@ -160,8 +162,11 @@ class ArchiveWriter:
         """Create the files and write their labels (index, meta, volume 0 as libpcp does)."""
         if self.base.parent and not self.base.parent.exists():
             self.base.parent.mkdir(parents=True)
+        # remove an earlier archive of the same name, and nothing else
         for stale in self.base.parent.glob(self.base.name + ".*"):
-            stale.unlink()
+            plain, _ = strip_compression(stale.name[len(self.base.name) + 1:])
+            if plain in ("meta", "index") or re.fullmatch(r"0|[1-9][0-9]*", plain):
+                stale.unlink()
         self.label = label
         self._index = open(f"{self.base}.index", "wb")
         self._meta = open(f"{self.base}.meta", "wb")
