@@ -42,6 +42,21 @@ def _cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_undump(args: argparse.Namespace) -> int:
+    from .undump import undump
+
+    stream = sys.stdin if args.dump == "-" else open(args.dump, encoding="utf-8")
+    try:
+        written = undump(stream, args.output)
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    if not args.quiet:
+        for path in written:
+            print(path)
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .fixture import load_fixture
     from .generate import generate_archive
@@ -70,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out_base")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_rebuild)
+
+    p = sub.add_parser("undump", help="write the archive a JSON Lines dump describes")
+    p.add_argument("dump", help="a file written by 'dump --format jsonl', or - for stdin")
+    p.add_argument("-o", "--output", required=True, help="base name of the archive to write")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_undump)
 
     p = sub.add_parser("generate", help="write an archive described by a fixture file")
     p.add_argument("fixture", help="fixture file (YAML, see spec/fixtures.md)")

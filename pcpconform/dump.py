@@ -79,16 +79,24 @@ def _event_record(rec: Any) -> dict[str, Any]:
     return out
 
 
-def _label_obj(comp: Component, vol: int | None) -> dict[str, Any]:
+def _padded_fields(obj: dict[str, Any], lab: Any, names: tuple[str, ...]) -> None:
+    for name in names:
+        text, _, rest = lab[f"{name}_raw"].partition(b"\0")
+        obj[name] = escape_bytes(text)
+        if rest.strip(b"\0"):
+            # bytes after the terminating NUL are not padding: keep them (DUMP-LABEL-2)
+            obj[f"{name}_padding"] = escape_bytes(rest)
+
+
+def _label_obj(comp: Component, file: str) -> dict[str, Any]:
     lab = comp.label
-    obj: dict[str, Any] = {"kind": "label", "file": comp.name, "record": 0, "offset": 0,
+    obj: dict[str, Any] = {"kind": "label", "file": file, "record": 0, "offset": 0,
                            "version": comp.version, "magic": f"0x{lab.magic:08x}", "pid": lab.pid,
-                           "start": _stamp(lab.start), "vol": lab.vol,
-                           "hostname": escape_bytes(lab.hostname_raw.split(b"\0", 1)[0]),
-                           "timezone": escape_bytes(lab.timezone_raw.split(b"\0", 1)[0])}
+                           "start": _stamp(lab.start), "vol": lab.vol}
+    _padded_fields(obj, lab, ("hostname", "timezone") + (("zoneinfo",) if comp.version == 3 else ()))
     if comp.version == 3:
-        obj["zoneinfo"] = escape_bytes(lab.zoneinfo_raw.split(b"\0", 1)[0])
         obj["features"] = f"0x{lab.features:08x}"
+        obj["reserved"] = f"0x{lab.reserved:08x}"
     return obj
 
 
@@ -108,18 +116,43 @@ def _sem_token(sem: int) -> str:
         return f"sem-{sem}"
 
 
+def _canonical_strtab(body: Any) -> bool:
+    """True when offsets and string table are the packed form writers produce."""
+    table = bytearray()
+    for off, name in zip(body.offsets, body.names):
+        if name is None:
+            if off != -1:
+                return False
+            continue
+        if off != len(table):
+            return False
+        table += name + b"\0"
+    return bytes(table) == body.strtab
+
+
+def _with_tail(obj: dict[str, Any], tail: bytes) -> dict[str, Any]:
+    if tail:
+        obj["tail"] = escape_bytes(tail)
+    return obj
+
+
 def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
     if rtype == TYPE_DESC:
-        return {"kind": "desc", "pmid": str(body.pmid), "type": _type_token(body.type),
-                "indom": _indom_str(body.indom), "sem": _sem_token(body.sem),
-                "units": _units_obj(body.units), "names": [escape_bytes(n) for n in body.names]}
+        return _with_tail({"kind": "desc", "tag": rtype, "pmid": str(body.pmid),
+                           "type": _type_token(body.type), "indom": _indom_str(body.indom),
+                           "sem": _sem_token(body.sem), "units": _units_obj(body.units),
+                           "names": [escape_bytes(n) for n in body.names]}, body.tail)
     if rtype in (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA):
-        return {"kind": "indom", "delta": rtype == TYPE_INDOM_DELTA,
-                "timestamp": _stamp(body.timestamp), "indom": str(body.indom),
-                "instances": [{"inst": i, "name": None if n is None else escape_bytes(n)}
-                              for i, n in zip(body.instlist, body.names)]}
+        obj = {"kind": "indom", "tag": rtype, "delta": rtype == TYPE_INDOM_DELTA,
+               "timestamp": _stamp(body.timestamp), "indom": str(body.indom),
+               "instances": [{"inst": i, "name": None if n is None else escape_bytes(n)}
+                             for i, n in zip(body.instlist, body.names)]}
+        if not _canonical_strtab(body):
+            obj["offsets"] = list(body.offsets)
+            obj["strtab"] = escape_bytes(body.strtab)
+        return obj
     if rtype == TYPE_TEXT:
-        return {"kind": "text",
+        return {"kind": "text", "tag": rtype,
                 "class": "oneline" if body.type & TextType.ONELINE else "help",
                 "target": "indom" if body.type & TextType.INDOM else "pmid",
                 "text_type": body.type,
@@ -130,13 +163,14 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
             ltype = LabelType(body.type & 0x3F).name.lower()
         except ValueError:
             ltype = f"type-{body.type}"
-        return {"kind": "labelset", "timestamp": _stamp(body.timestamp), "type": ltype,
-                "label_type": body.type, "ident": body.ident,
-                "sets": [{"inst": s.inst, "json": escape_bytes(s.json), "nlabels": s.nlabels,
-                          "labels": [dict(name=l.name, namelen=l.namelen, flags=l.flags,
-                                          value=l.value, valuelen=l.valuelen) for l in s.labels]}
-                         for s in body.sets]}
-    return {"kind": "meta", "type": rtype, "body": escape_bytes(bytes(body))}
+        return _with_tail({
+            "kind": "labelset", "tag": rtype, "timestamp": _stamp(body.timestamp), "type": ltype,
+            "label_type": body.type, "ident": body.ident,
+            "sets": [{"inst": s.inst, "json": escape_bytes(s.json), "nlabels": s.nlabels,
+                      "labels": [dict(name=l.name, namelen=l.namelen, flags=l.flags,
+                                      value=l.value, valuelen=l.valuelen) for l in s.labels]}
+                     for s in body.sets]}, body.tail)
+    return {"kind": "meta", "tag": rtype, "body": escape_bytes(bytes(body))}
 
 
 def _values_obj(values: list[tuple[int, Any]], ptype: int | None, valfmt: int | None) -> list[dict[str, Any]]:
@@ -156,34 +190,46 @@ def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
             obj["valfmt"] = vs.valfmt
             obj["values"] = _values_obj(vs.values, ptype, vs.valfmt)
         vsets.append(obj)
-    return {"timestamp": _stamp(res.timestamp), "mark": res.is_mark, "vsets": vsets}
+    obj = {"timestamp": _stamp(res.timestamp), "mark": res.is_mark, "vsets": vsets}
+    if not res.canonical and res.record is not None:
+        # the values above do not say where blocks, padding or types sit: keep the bytes
+        obj["raw"] = res.record.data.hex()
+    return obj
+
+
+def _loc(kind: str, file: str, record: int, offset: int) -> dict[str, Any]:
+    return {"kind": kind, "file": file, "record": record, "offset": offset}
 
 
 def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
-    """Every record of the archive as a canonical JSON object, in file order."""
+    """Every record of the archive as a canonical JSON object, in file order.
+
+    ``file`` names the component by its suffix (``meta``, ``index``, ``0``...), so the
+    dump does not depend on the archive's base name or on compression.
+    """
     from .fastpath import decode_result
 
     assert archive.files.meta is not None
     with Component(archive.files.meta) as meta:
-        yield _label_obj(meta, -1)
+        yield _label_obj(meta, "meta")
     for m in archive.meta_records():
-        yield {**_meta_obj(m.type, m.body), "file": m.record.file, "record": m.record.index,
-               "offset": m.record.offset}
+        obj = _meta_obj(m.type, m.body)
+        yield {**_loc(obj.pop("kind"), "meta", m.record.index, m.record.offset), **obj}
     if archive.files.index is not None:
         with Component(archive.files.index) as idx:
-            yield _label_obj(idx, -2)
+            yield _label_obj(idx, "index")
             for number, offset, e in idx.index_entries():
-                yield {"kind": "index", "file": idx.name, "record": number, "offset": offset,
+                yield {**_loc("index", "index", number, offset),
                        "timestamp": _stamp(e.timestamp), "vol": e.vol,
                        "off_meta": e.off_meta, "off_data": e.off_data}
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
     for vol in sorted(archive.files.volumes):
         with Component(archive.files.volumes[vol]) as comp:
-            yield _label_obj(comp, vol)
+            yield _label_obj(comp, str(vol))
             for record in comp.records():
                 res = decode_result(record, archive.version, types)
-                yield {"kind": "result", "file": record.file, "record": record.index,
-                       "offset": record.offset, **_result_obj(res, types)}
+                yield {**_loc("result", str(vol), record.index, record.offset),
+                       **_result_obj(res, types)}
 
 
 def write_jsonl(archive: Archive, out: TextIO) -> int:

@@ -21,7 +21,8 @@ from .pmtypes import PmType, Timestamp
 from .reader import RawRecord, parse_payload
 from .schema import PmValue, structs
 from .schema.common import TimestampT3, TimevalT2
-from .values import decode_block, decode_insitu
+from .values import BLOCK_PAYLOAD_SIZE, decode_block, decode_insitu
+from .writer import valfmt_for
 
 __all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result"]
 
@@ -93,13 +94,16 @@ def _same_values(a: list[tuple[int, Any]], b: list[tuple[int, Any]]) -> bool:
 class DecodedResult:
     """A decoded pmResult: timestamp and value sets; a mark has none."""
 
-    __slots__ = ("timestamp", "vsets", "record")
+    __slots__ = ("timestamp", "vsets", "record", "canonical")
 
     def __init__(self, timestamp: Timestamp, vsets: list[DecodedValueSet],
-                 record: RawRecord | None = None) -> None:
+                 record: RawRecord | None = None, canonical: bool = False) -> None:
         self.timestamp = timestamp
         self.vsets = vsets
         self.record = record
+        # True when the record is exactly what writer.layout_result makes of these values
+        # (valfmt by type, blocks in value order with the descriptor's type, "~" padding)
+        self.canonical = canonical
 
     @property
     def is_mark(self) -> bool:
@@ -143,6 +147,7 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
         raise _Fallback
     vsets: list[DecodedValueSet] = []
     pending: list[tuple[int, int]] = []      # (block offset, padded size) to check coverage
+    canonical = [True]
     for _ in range(numpmid):
         if pos + 8 > end:
             raise _Fallback
@@ -155,6 +160,8 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
             raise _Fallback
         valfmt = _WORD.unpack_from(data, pos)[0]
         ptype = types.get(pmid, PmType.U32)
+        if pmid not in types or valfmt != valfmt_for(ptype):
+            canonical[0] = False
         if valfmt == 0 and ptype == PmType.I32:
             flat = _signed_values_format(numval).unpack_from(data, pos + 4)
         else:
@@ -168,19 +175,22 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
             else:
                 values = [(i, decode_insitu(w, ptype)) for i, w in zip(insts, words)]
         elif valfmt in (1, 2):
-            values = _decode_blocks(data, end, insts, words, pending)
+            values = _decode_blocks(data, end, insts, words, pending, ptype, canonical)
         else:
             raise _Fallback
         vsets.append(DecodedValueSet(pmid, numval, valfmt, values))
     if pending:
+        if canonical[0] and pending != sorted(pending):
+            canonical[0] = False
         _check_coverage(pending, pos, end)
     elif pos != end:
         raise _Fallback
-    return DecodedResult(stamp, vsets, record)
+    return DecodedResult(stamp, vsets, record, canonical[0])
 
 
 def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[int, ...],
-                   pending: list[tuple[int, int]]) -> list[tuple[int, Any]]:
+                   pending: list[tuple[int, int]], ptype: int,
+                   canonical: list[bool]) -> list[tuple[int, Any]]:
     first = 4 * words[0] - 8
     if first < 0 or first + 4 > end:
         raise _Fallback
@@ -195,6 +205,8 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         flat = _blocks_format(code, count).unpack_from(data, first)
         if flat[0::2].count(head) != count:
             raise _Fallback
+        if vtype != ptype:
+            canonical[0] = False
         pending.append((first, 12 * count))
         return list(zip(insts, flat[1::2]))
     values = []
@@ -206,8 +218,14 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         vtype, vlen = head >> 24, head & 0xFFFFFF
         if vlen < 4 or off + vlen > end or vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
             raise _Fallback
-        pending.append((off, vlen + (-vlen % 4)))
-        values.append((inst, decode_block(vtype, data[off + 4:off + vlen])))
+        pad = -vlen % 4
+        pending.append((off, vlen + pad))
+        payload = data[off + 4:off + vlen]
+        if canonical[0] and (vtype != ptype or data[off + vlen:off + vlen + pad] != b"~" * pad
+                             or (vtype == PmType.STRING and not payload.endswith(b"\0"))
+                             or len(payload) != BLOCK_PAYLOAD_SIZE.get(vtype, len(payload))):
+            canonical[0] = False
+        values.append((inst, decode_block(vtype, payload)))
     return values
 
 

@@ -110,7 +110,10 @@ def _req(mapping: dict[str, Any], key: str, where: str) -> Any:
 def parse_time(value: Any, where: str) -> Timestamp:
     """A time: epoch seconds (int, float or decimal string), ISO 8601, or [sec, nsec]."""
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        return Timestamp(int(value[0]), int(value[1]))
+        sec, nsec = int(value[0]), int(value[1])
+        if not 0 <= nsec < 1_000_000_000:
+            raise FixtureError(f"{where}: nanoseconds {nsec} are not in 0..999999999")
+        return Timestamp(sec, nsec)
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
         return Timestamp(int(dt.timestamp() // 1), dt.microsecond * 1000)
@@ -239,6 +242,12 @@ def _label_json(labels: Any, where: str) -> dict[str, Any]:
     if not isinstance(labels, dict):
         raise FixtureError(f"{where}: labels are a mapping of name to JSON value")
     return dict(sorted(labels.items()))
+
+
+def _pid(value: Any, source: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise FixtureError(f"{source}: archive.pid must be an integer in 0..2147483647")
+    return value
 
 
 def _instance_id(indom: InDomSpec, name: Any, where: str) -> int:
@@ -403,7 +412,7 @@ def _parse_fixture(doc: Any, source: str) -> Fixture:
 
     return Fixture(version=version, hostname=str(arch.get("hostname", "localhost")),
                    timezone=str(arch.get("timezone", "UTC")), zoneinfo=str(arch.get("zoneinfo", "")),
-                   pid=int(arch.get("pid", 1)),
+                   pid=_pid(arch.get("pid", 1), source),
                    max_volume_bytes=int(arch["max_volume_bytes"]) if arch.get("max_volume_bytes") else None,
                    indom_records=indom_records, metrics=metrics, indoms=indoms, labels=labels,
                    samples=samples)

@@ -140,6 +140,8 @@ class PmID(int):
     __slots__ = ()
 
     def __new__(cls, value: int | str) -> "PmID":
+        if isinstance(value, str) and value.strip().lower().startswith("0x"):
+            value = int(value, 16)
         if isinstance(value, str):
             domain, cluster, item = _split_dotted(value, 3)
             return cls.from_parts(domain, cluster, item)
@@ -166,6 +168,8 @@ class PmID(int):
     def __str__(self) -> str:
         if self == PM_ID_NULL:
             return "PM_ID_NULL"
+        if self & 0x80000000:  # the flag bit has no dotted form; hex keeps every bit
+            return f"0x{int(self):08x}"
         return f"{self.domain}.{self.cluster}.{self.item}"
 
     def __repr__(self) -> str:
@@ -183,6 +187,8 @@ class PmInDom(int):
         if isinstance(value, str):
             if value.strip().upper() == "PM_INDOM_NULL":
                 return super().__new__(cls, PM_INDOM_NULL)
+            if value.strip().lower().startswith("0x"):
+                return super().__new__(cls, int(value, 16) & 0xFFFFFFFF)
             domain, serial = _split_dotted(value, 2)
             if not (0 <= domain < 512 and 0 <= serial < (1 << 22)):
                 raise ValueError(f"pmInDom part out of range: {value}")
@@ -204,6 +210,8 @@ class PmInDom(int):
     def __str__(self) -> str:
         if self.is_null:
             return "PM_INDOM_NULL"
+        if self & 0x80000000:
+            return f"0x{int(self):08x}"
         return f"{self.domain}.{self.serial}"
 
     def __repr__(self) -> str:

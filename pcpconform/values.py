@@ -33,8 +33,15 @@ class F32(float):
     bits: int
 
     def __new__(cls, value: float, bits: int | None = None) -> "F32":
+        if bits is None:
+            try:
+                bits = _U32.unpack(_F32.pack(value))[0]
+            except OverflowError:  # beyond float range: infinity, as strtof gives
+                value = float("inf") if value > 0 else float("-inf")
+                bits = _U32.unpack(_F32.pack(value))[0]
+            value = _F32.unpack(_U32.pack(bits))[0]  # the float the bits really hold
         obj = super().__new__(cls, value)
-        obj.bits = _U32.unpack(_F32.pack(value))[0] if bits is None else bits
+        obj.bits = bits
         return obj
 
     @classmethod

@@ -7,7 +7,13 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import json
+
 from pcpconform.archive import Archive
+from pcpconform.dump import jsonl_records
+from pcpconform.schema import structs
+from pcpconform.undump import undump
+from pcpconform.writer import ValueSetSpec, layout_result
 from pcpconform.fastpath import decode_result_schema
 from pcpconform.generate import generate_archive, mark_time
 from pcpconform.pmtypes import PmType, Timestamp
@@ -65,5 +71,16 @@ def test_generated_archives_read_back_rebuild_and_decode_alike(tmp_path_factory,
         # the bulk decoder and the schema decoder agree on every record
         assert decode_result_schema(got.record, archive.version, types) == got
 
+        if got.canonical:
+            specs = [ValueSetSpec(vs.pmid, types[vs.pmid], vs.values, vs.numval) for vs in got.vsets]
+            built = structs(archive.version).result_record.build(
+                layout_result(archive.version, got.timestamp, specs))
+            assert built == got.record.data
+
     rebuild_archive(base, tmp / "again")
     assert all_files(tmp / "again") == all_files(base)
+
+    # the JSON Lines dump is lossless: undumping it gives the same files
+    lines = [json.dumps(o) for o in jsonl_records(archive)]
+    undump(lines, tmp / "undumped" / "gen")
+    assert all_files(tmp / "undumped" / "gen") == all_files(base)

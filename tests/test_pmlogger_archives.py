@@ -56,3 +56,19 @@ def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
     kinds = {o["kind"] for o in jsonl_records(a)}
     assert {"desc", "indom", "text", "labelset", "index", "result"} <= kinds
     assert a.desc("kernel.all.load").indom.is_null is False
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Path, name: str) -> None:
+    import json
+
+    from pcpconform.undump import undump
+
+    base = archives[name]
+    objs = list(jsonl_records(Archive(base)))
+    # pmlogger writes every result in the canonical layout: no raw bytes needed
+    assert not [o for o in objs if "raw" in o]
+    undump([json.dumps(o) for o in objs], tmp_path / "ud")
+    for p in base.parent.glob(base.name + ".*"):
+        if p.suffix not in (".log", ".config"):
+            assert Path(f"{tmp_path}/ud{p.name[len(base.name):]}").read_bytes() == p.read_bytes()
