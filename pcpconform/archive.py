@@ -119,7 +119,7 @@ class Archive:
         assert self.files.meta is not None
         schema = structs(self.version).meta
         with Component(self.files.meta) as meta:
-            for record in meta.records():
+            for record in meta.records("meta"):
                 parsed = parse_payload(schema, record, "meta")
                 yield MetaRecord(record, parsed.type, parsed.body)
 

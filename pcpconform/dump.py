@@ -19,8 +19,9 @@ from .pmtypes import (
     PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, Timestamp, TextType,
     TYPE_DESCRIPTIONS,
 )
-from .reader import Component
+from .reader import Component, parse_payload
 from .schema import (
+    structs,
     TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
     TYPE_TEXT,
 )
@@ -197,6 +198,17 @@ def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
     return obj
 
 
+def _trailing(comp: Component, file: str, record: int, offset: int) -> Iterator[dict[str, Any]]:
+    """Stray bytes after a file's last record that libpcp ignores (DUMP-TRAILING-1)."""
+    if comp.trailing:
+        yield {**_loc("trailing", file, record, offset),
+               "bytes": escape_bytes(b"".join(comp.trailing))}
+
+
+def idx_entry_size(version: int) -> int:
+    return structs(version).index_entry_size
+
+
 def _loc(kind: str, file: str, record: int, offset: int) -> dict[str, Any]:
     return {"kind": kind, "file": file, "record": record, "offset": offset}
 
@@ -212,34 +224,55 @@ def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
     assert archive.files.meta is not None
     with Component(archive.files.meta) as meta:
         yield _label_obj(meta, "meta")
-    for m in archive.meta_records():
-        obj = _meta_obj(m.type, m.body)
-        yield {**_loc(obj.pop("kind"), "meta", m.record.index, m.record.offset), **obj}
+    with Component(archive.files.meta) as meta:
+        schema = structs(archive.version).meta
+        end = meta.label_record.offset + len(meta.label_record.data)
+        index = 0
+        for record in meta.records("meta"):
+            parsed = parse_payload(schema, record, "meta")
+            obj = _meta_obj(parsed.type, parsed.body)
+            yield {**_loc(obj.pop("kind"), "meta", record.index, record.offset), **obj}
+            index, end = record.index, record.offset + len(record.data)
+        yield from _trailing(meta, "meta", index + 1, end)
     if archive.files.index is not None:
         with Component(archive.files.index) as idx:
             yield _label_obj(idx, "index")
+            number, offset = 0, len(idx.label_record.data)
             for number, offset, e in idx.index_entries():
                 yield {**_loc("index", "index", number, offset),
                        "timestamp": _stamp(e.timestamp), "vol": e.vol,
                        "off_meta": e.off_meta, "off_data": e.off_data}
+                offset += idx_entry_size(idx.version)
+            yield from _trailing(idx, "index", number + 1, offset)
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
     for vol in sorted(archive.files.volumes):
         with Component(archive.files.volumes[vol]) as comp:
             yield _label_obj(comp, str(vol))
+            index, end = 0, len(comp.label_record.data)
             for record in comp.records():
                 res = decode_result(record, archive.version, types)
                 yield {**_loc("result", str(vol), record.index, record.offset),
                        **_result_obj(res, types)}
+                index, end = record.index, record.offset + len(record.data)
+            yield from _trailing(comp, str(vol), index + 1, end)
+
+
+HEADER = {"kind": "dump", "format": "pcpconform-jsonl", "format_version": DUMP_FORMAT_VERSION}
+
+
+def dump_lines(archive: Archive) -> Iterator[str]:
+    """The JSON Lines dump, line by line (without newlines), header first."""
+    yield json.dumps(HEADER, separators=(",", ":"))
+    for obj in jsonl_records(archive):
+        yield json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def write_jsonl(archive: Archive, out: TextIO) -> int:
     count = 0
-    out.write(json.dumps({"kind": "dump", "format": "pcpconform-jsonl",
-                          "format_version": DUMP_FORMAT_VERSION}, separators=(",", ":")) + "\n")
-    for obj in jsonl_records(archive):
-        out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+    for line in dump_lines(archive):
+        out.write(line + "\n")
         count += 1
-    return count
+    return count - 1
 
 
 # -- text ------------------------------------------------------------------------------

@@ -61,21 +61,37 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
 
 
 def iter_framed(stream: BinaryIO, file: str, *, first_index: int = 1,
-                first_offset: int = 0) -> Iterator[RawRecord]:
-    """Yield framed records until end of file; raise FormatError on broken framing."""
+                first_offset: int = 0, clean_end_below: int = 0,
+                trailing: list[bytes] | None = None) -> Iterator[RawRecord]:
+    """Yield framed records until end of file; raise FormatError on broken framing.
+
+    Fewer than ``clean_end_below`` bytes left at a record boundary are what libpcp treats
+    as a clean end of file: they are appended to ``trailing`` instead of being an error.
+    """
     index, offset = first_index, first_offset
     while True:
         head = stream.read(4)
         if not head:
+            return
+        if len(head) < min(4, clean_end_below) and trailing is not None:
+            trailing.append(head)
             return
         if len(head) < 4:
             raise FormatError(f"{len(head)} stray bytes at end of file (a truncated length word)",
                               Location(file, index, offset, "len"), "framing.truncated")
         length = _BE32.unpack(head)[0]
         if length < 8:
+            if clean_end_below > 4 and trailing is not None:
+                more = stream.read(clean_end_below - 4)
+                if 4 + len(more) < clean_end_below:
+                    trailing.append(head + more)
+                    return
             raise FormatError(f"record length {length} is less than 8",
                               Location(file, index, offset, "len"), "framing.length")
-        rest = _read_exactly(stream, length - 4)
+        rest = _read_exactly(stream, max(length - 4, 0))
+        if len(rest) < length - 4 and 4 + len(rest) < clean_end_below and trailing is not None:
+            trailing.append(head + rest)   # a cut header with nothing after it
+            return
         if len(rest) < length - 4:
             raise FormatError(
                 f"record truncated: length says {length} bytes, file has {len(rest) + 4}",
@@ -148,6 +164,8 @@ class Component:
         self.path = path
         self.name = display or path.name
         self._stream: BinaryIO | None = None
+        #: bytes after the last whole record that libpcp ignores (see records())
+        self.trailing: list[bytes] = []
 
     def __enter__(self) -> "Component":
         try:
@@ -173,10 +191,15 @@ class Component:
             raise FormatError(f"cannot decompress: {exc}", Location(self.name),
                               "file.decompress") from None
 
-    def records(self) -> Iterator[RawRecord]:
-        """Framed records after the label (.meta and data volumes)."""
+    def records(self, kind: str = "volume") -> Iterator[RawRecord]:
+        """Framed records after the label (.meta and data volumes).
+
+        Stray bytes at the end that libpcp reads as a clean end of file (fewer than 4 in a
+        volume, fewer than 8 in .meta) end the records and are kept in ``trailing``.
+        """
         assert self._stream is not None
-        it = iter_framed(self._stream, self.name, first_offset=LABEL_SIZE[self.version])
+        it = iter_framed(self._stream, self.name, first_offset=LABEL_SIZE[self.version],
+                         clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing)
         while True:
             record = self._guard(lambda: next(it, None))
             if record is None:
@@ -195,9 +218,9 @@ class Component:
             if not data:
                 return
             if len(data) < size:
-                raise FormatError(f"partial index entry: {len(data)} of {size} bytes",
-                                  Location(self.name, number, offset, "index_entry"),
-                                  "index.partial")
+                # libpcp ignores a partial last entry; keep its bytes
+                self.trailing.append(data)
+                return
             yield number, offset, schema.parse(data)
             number += 1
             offset += size

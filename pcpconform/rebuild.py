@@ -49,16 +49,18 @@ def rebuild_component(path: Path, kind: str, out) -> int:  # type: ignore[no-unt
             for _, _, entry in comp.index_entries():
                 out.write(s.index_entry.build(entry))
                 count += 1
+            out.write(b"".join(comp.trailing))
             return count
         record_schema, payload_schema, what = (
             (s.meta_record, s.meta, "meta") if kind == "meta" else
             (s.result_record, s.result, "result"))
-        for record in comp.records():
+        for record in comp.records(kind):
             parsed = parse_payload(payload_schema, record, what)
             built = record_schema.build(parsed)
             _check_same(record, built, what)
             out.write(built)
             count += 1
+        out.write(b"".join(comp.trailing))  # stray end bytes libpcp ignores
         return count
 
 

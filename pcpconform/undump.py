@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from construct import Container, ListContainer
 
+from .dump import HEADER
 from .errors import FormatError, Location, UsageError
 from .pmtypes import PmID, PmInDom, PmType, PmUnits, Timestamp
 from .schema import structs
@@ -121,6 +122,7 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
     handles: dict[str, Any] = {}
     written: list[Path] = []
     version = 0
+    seen_header = False
     types: dict[int, int] = {}
     try:
         for number, line in enumerate(lines, 1):
@@ -128,7 +130,15 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
                 continue
             try:
                 obj = json.loads(line)
-                if obj["kind"] == "dump":
+                if not seen_header:
+                    # DUMP-FILE-2: check what the dump is before reading it
+                    if obj.get("kind") != "dump" or obj.get("format") != HEADER["format"] \
+                            or obj.get("format_version") != HEADER["format_version"]:
+                        raise FormatError(
+                            "not a pcpconform-jsonl dump of format version "
+                            f"{HEADER['format_version']} (the first line must be its header)",
+                            Location(f"dump line {number}"), "dump.header")
+                    seen_header = True
                     continue
                 file = obj["file"]
                 if obj["kind"] == "label":
@@ -141,7 +151,9 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
                 s = structs(version)
                 out = handles[file]
                 kind = obj["kind"]
-                if kind == "index":
+                if kind == "trailing":
+                    out.write(unescape_bytes(obj["bytes"]))
+                elif kind == "index":
                     out.write(s.index_entry.build(Container(
                         timestamp=_stamp(obj["timestamp"]), vol=obj["vol"],
                         off_meta=obj["off_meta"], off_data=obj["off_data"])))
@@ -158,9 +170,11 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
                     if kind == "desc":
                         types.setdefault(int(body.pmid), body.type)
                     out.write(s.meta_record.build(Container(type=obj["tag"], body=body)))
-            except (KeyError, ValueError, TypeError) as exc:
+            except FormatError:
+                raise
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
                 raise FormatError(f"not a pcpconform JSON Lines record: {type(exc).__name__}: {exc}",
-                                  Location("<dump>", number), "dump.line") from None
+                                  Location(f"dump line {number}"), "dump.line") from None
     finally:
         for fh in handles.values():
             fh.close()

@@ -131,3 +131,35 @@ def test_mutated_archives_never_crash(pristine, tmp_path_factory, data) -> None:
                 assert Path(f"{base.parent}/ud/x.{part}").read_bytes() == Path(f"{base}.{part}").read_bytes()
     status, _, err = run("rebuild", "-q", str(base), str(base.parent / "out" / "rb"))
     assert status in (0, 1), err
+
+
+@pytest.mark.parametrize("part, extra", [("meta", 1), ("meta", 7), ("0", 1), ("0", 3),
+                                         ("index", 5), ("index", 19)])
+def test_end_of_file_quirks_libpcp_tolerates_are_kept(pristine, tmp_path: Path, part: str,
+                                                      extra: int) -> None:
+    """Stray bytes after the last record (fewer than 8 in .meta, 4 in a volume) and a
+    partial last index entry are a clean end for libpcp: read, dumped and rebuilt."""
+    import json
+
+    from pcpconform.dump import dump_lines, jsonl_records
+    from pcpconform.archive import Archive
+    from pcpconform.undump import undump
+
+    base = copy_archive(pristine[3], tmp_path / "in")
+    target = Path(f"{base}.{part}")
+    target.write_bytes(target.read_bytes() + bytes(range(200, 200 + extra)))
+    objs = list(jsonl_records(Archive(base)))
+    trailing = [o for o in objs if o["kind"] == "trailing"]
+    assert len(trailing) == 1 and trailing[0]["file"] == part
+    assert run("rebuild", "-q", str(base), str(tmp_path / "rb" / "ex"))[0] == 0
+    assert Path(f"{tmp_path}/rb/ex.{part}").read_bytes() == target.read_bytes()
+    undump(dump_lines(Archive(base)), tmp_path / "ud" / "ex")
+    assert Path(f"{tmp_path}/ud/ex.{part}").read_bytes() == target.read_bytes()
+
+
+def test_four_stray_bytes_in_a_volume_are_a_truncated_record(pristine, tmp_path: Path) -> None:
+    base = copy_archive(pristine[3], tmp_path)
+    vol = Path(f"{base}.0")
+    vol.write_bytes(vol.read_bytes() + b"\0\0\0\x30")
+    status, _, err = run("dump", str(base))
+    assert status == 1 and "truncated" in err

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.archive import Archive
-from pcpconform.dump import jsonl_records
+from pcpconform.dump import dump_lines, jsonl_records
 from pcpconform.rebuild import rebuild_archive
 from tests.conftest import needs_libpcp
 from tests.libpcp import pmlogger
@@ -68,7 +68,7 @@ def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Pat
     objs = list(jsonl_records(Archive(base)))
     # pmlogger writes every result in the canonical layout: no raw bytes needed
     assert not [o for o in objs if "raw" in o]
-    undump([json.dumps(o) for o in objs], tmp_path / "ud")
+    undump(dump_lines(Archive(base)), tmp_path / "ud")
     for p in base.parent.glob(base.name + ".*"):
         if p.suffix not in (".log", ".config"):
             assert Path(f"{tmp_path}/ud{p.name[len(base.name):]}").read_bytes() == p.read_bytes()
