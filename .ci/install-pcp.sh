@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install Debian's PCP 6.0.3 (the reference libpcp) if it is missing.
-# Debian's postinst scripts call systemctl; without systemd we shadow it with a no-op.
+# Debian's maintainer scripts call systemctl; without a running systemd we shadow it with a
+# no-op first on PATH (apt runs dpkg with its own DPkg::Path, so it is set there too).
 set -euo pipefail
 if command -v pmdumplog >/dev/null 2>&1 && [ -e /usr/lib/python3/dist-packages/pcp/pmi.py ]; then
     exit 0
@@ -10,7 +11,8 @@ printf '#!/bin/sh\nexit 0\n' > "$shim/systemctl"
 chmod +x "$shim/systemctl"
 export PATH="$shim:$PATH" DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends pcp python3-pcp libpcp-import1 libpcp-mmv1 \
-    xz-utils bzip2 gzip zstd >/dev/null || true
+apt-get install -y -qq --no-install-recommends -o DPkg::Path="$PATH" \
+    pcp python3-pcp libpcp-import1 libpcp-mmv1 xz-utils bzip2 gzip zstd >/dev/null || true
 dpkg --configure -a
 command -v pmdumplog >/dev/null
+/usr/bin/python3 -c 'from pcp import pmi, pmapi' || { echo "Debian's PCP did not install" >&2; exit 1; }
