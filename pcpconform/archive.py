@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .errors import FormatError, Location, UsageError
@@ -248,6 +247,3 @@ def _json_or_text(raw: bytes) -> dict[str, Any] | str:
     except ValueError:
         return _text(raw)
 
-
-def open_archive(path: str | os.PathLike[str]) -> Archive:
-    return Archive(Path(path))

@@ -25,7 +25,7 @@ from .schema import (
     TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
     TYPE_TEXT,
 )
-from .values import F32
+from .values import F32, decode_block
 
 __all__ = ["jsonl_records", "write_jsonl", "write_text", "escape_bytes", "typed_value"]
 
@@ -74,7 +74,6 @@ def _event_record(rec: Any) -> dict[str, Any]:
                            "nparams": rec.nparams}
     params = []
     for p in rec.params or []:
-        from .values import decode_block
         params.append({"pmid": str(p.pmid), **typed_value(decode_block(p.type, p.vbuf), p.type, 1)})
     out["params"] = params
     return out

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -98,7 +100,7 @@ def open_component(path: Path) -> BinaryIO:
     if suffix in (".gz", ".z"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
     if suffix == ".Z":
-        return _LzwFile(path)
+        return _read_lzw(path)
     if suffix == ".zst":
         import zstandard
 
@@ -107,14 +109,10 @@ def open_component(path: Path) -> BinaryIO:
     return open(path, "rb")
 
 
-class _LzwFile:
-    """``.Z`` (compress) files: libpcp hands them to gzip -dc, which reads LZW."""
-
-    def __new__(cls, path: Path) -> BinaryIO:  # type: ignore[misc]
-        import io
-        import subprocess
-
-        proc = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)
-        if proc.returncode != 0:
-            raise UsageError(f"{path}: cannot decompress: {proc.stderr.decode(errors='replace').strip()}")
-        return io.BytesIO(proc.stdout)
+def _read_lzw(path: Path) -> BinaryIO:
+    """``.Z`` (compress) files: libpcp hands them to ``gzip -dc``, which reads LZW; so do we
+    (Python has no LZW decoder). The output is held in memory: .Z archives are rare and old."""
+    proc = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise OSError(f"cannot decompress: {proc.stderr.decode(errors='replace').strip()}")
+    return io.BytesIO(proc.stdout)

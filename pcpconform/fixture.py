@@ -10,8 +10,8 @@ bytes.
 
 from __future__ import annotations
 
-import json
 import re
+import struct
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from decimal import Decimal, InvalidOperation
@@ -23,14 +23,12 @@ from construct import Container, ListContainer
 
 from .errors import UsageError
 from .pmtypes import (
-    PM_IN_NULL, PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, PmUnits, TextType,
-    Timestamp,
+    PM_IN_NULL, PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp,
 )
 from .schema import event_array
-from .values import F32
-from .writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+from .values import F32, encode_block_payload, encode_insitu
 
-__all__ = ["Fixture", "FixtureError", "load_fixture", "parse_fixture", "generate_archive"]
+__all__ = ["Fixture", "FixtureError", "load_fixture", "parse_fixture", "parse_time"]
 
 #: pmi starts a new index entry once this many bytes were written since the last one.
 INDEX_FLUSH_BYTES = 100000
@@ -186,7 +184,6 @@ def _typed(metric: MetricSpec, value: Any, where: str) -> Any:
     if t in (PmType.FLOAT, PmType.DOUBLE):
         if isinstance(value, str) and value.lower().startswith("0x"):
             bits = int(value, 16)
-            import struct
             return F32.from_bits(bits) if t == PmType.FLOAT else struct.unpack(">d", bits.to_bytes(8, "big"))[0]
         try:
             number = float(value)
@@ -224,7 +221,6 @@ def _event_payload(metric: MetricSpec, value: Any, where: str) -> bytes:
             ptype = PmType.from_token(_req(p, "type", pwhere))
             pm = MetricSpec("param", PmID(str(_req(p, "pmid", pwhere))), ptype, 3, PmInDom(None), PmUnits())
             v = _typed(pm, _req(p, "value", pwhere), pwhere)
-            from .values import encode_block_payload, encode_insitu
             if ptype in (PmType.I32, PmType.U32):
                 data = encode_insitu(v, ptype).to_bytes(4, "big")
             elif ptype == PmType.STRING:

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 from construct import Construct, ConstructError
 
 from .errors import FormatError, Location
-from .files import open_component
+from .files import open_component, strip_compression
 from .schema import INDEX_ENTRY_SIZE, LABEL_SIZE, PM_LOG_MAGIC, structs
 
 __all__ = ["RawRecord", "Component", "read_label", "parse_payload", "iter_framed"]
@@ -185,11 +185,11 @@ class Component:
         # Decompressors raise their own errors on corrupt streams; report them in place.
         try:
             return fn()
+        except FormatError:
+            raise
         except (EOFError, OSError, ValueError) as exc:
-            if isinstance(exc, FormatError):
-                raise
-            raise FormatError(f"cannot decompress: {exc}", Location(self.name),
-                              "file.decompress") from None
+            what = "cannot decompress" if strip_compression(self.name)[1] else "cannot read"
+            raise FormatError(f"{what}: {exc}", Location(self.name), "file.read") from None
 
     def records(self, kind: str = "volume") -> Iterator[RawRecord]:
         """Framed records after the label (.meta and data volumes).

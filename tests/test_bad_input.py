@@ -139,8 +139,6 @@ def test_end_of_file_quirks_libpcp_tolerates_are_kept(pristine, tmp_path: Path, 
                                                       extra: int) -> None:
     """Stray bytes after the last record (fewer than 8 in .meta, 4 in a volume) and a
     partial last index entry are a clean end for libpcp: read, dumped and rebuilt."""
-    import json
-
     from pcpconform.dump import dump_lines, jsonl_records
     from pcpconform.archive import Archive
     from pcpconform.undump import undump

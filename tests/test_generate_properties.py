@@ -7,10 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import json
-
 from pcpconform.archive import Archive
-from pcpconform.dump import dump_lines, jsonl_records
+from pcpconform.dump import dump_lines
 from pcpconform.schema import structs
 from pcpconform.undump import undump
 from pcpconform.writer import ValueSetSpec, layout_result

@@ -60,8 +60,6 @@ def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
 
 @pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
 def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Path, name: str) -> None:
-    import json
-
     from pcpconform.undump import undump
 
     base = archives[name]

@@ -12,7 +12,7 @@ import io
 from typing import Any
 
 from construct import (
-    Adapter, Bytes, Computed, Construct, Int32sb, Int32ub, Int64sb, Int64ub, Renamed, Struct,
+    Adapter, Bytes, Computed, Construct, Int32sb, Int32ub, Int64sb, Renamed, Struct,
     StreamError, stream_read, stream_tell, stream_write,
 )
 
