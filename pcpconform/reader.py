@@ -160,9 +160,11 @@ def read_label(stream: BinaryIO, file: str) -> tuple[int, Any, RawRecord]:
 class Component:
     """One file of an archive, opened for one sequential pass."""
 
-    def __init__(self, path: Path, display: str | None = None) -> None:
+    def __init__(self, path: Path, display: str | None = None, *,
+                 max_bytes: int | None = None) -> None:
         self.path = path
         self.name = display or path.name
+        self.max_bytes = max_bytes
         self._stream: BinaryIO | None = None
         #: bytes after the last whole record that libpcp ignores (see records())
         self.trailing: list[bytes] = []
@@ -170,6 +172,8 @@ class Component:
     def __enter__(self) -> "Component":
         try:
             self._stream = open_component(self.path)
+            if self.max_bytes is not None and strip_compression(self.name)[1]:
+                self._stream = _Bounded(self._stream, self.max_bytes, self.name)  # type: ignore[assignment]
         except OSError as exc:
             raise FormatError(f"cannot open: {exc.strerror or exc}", Location(self.name),
                               "file.open") from None
@@ -224,3 +228,25 @@ class Component:
             yield number, offset, schema.parse(data)
             number += 1
             offset += size
+
+
+class _Bounded:
+    """A decompressing stream that refuses to expand past a limit (compression bombs)."""
+
+    def __init__(self, stream: BinaryIO, limit: int, name: str) -> None:
+        self._stream = stream
+        self._left = limit
+        self._limit = limit
+        self._name = name
+
+    def read(self, size: int = -1) -> bytes:
+        want = self._left + 1 if size < 0 else min(size, self._left + 1)
+        data = self._stream.read(want)
+        self._left -= len(data)
+        if self._left < 0:
+            raise FormatError(f"decompresses to more than {self._limit} bytes",
+                              Location(self._name), "file.decompress-limit")
+        return data
+
+    def close(self) -> None:
+        self._stream.close()

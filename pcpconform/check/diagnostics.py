@@ -1,0 +1,84 @@
+"""Diagnostics and per-archive reports."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .rules import RULES, Severity
+
+__all__ = ["Diagnostic", "Report", "DiagnosticLimit"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: what (code), how bad, where (file, record, byte offset, field), why."""
+
+    code: str
+    severity: Severity
+    file: str
+    record: int | None
+    offset: int | None
+    field: str | None
+    message: str
+    clause: str
+
+    def to_json(self) -> dict[str, Any]:
+        obj = asdict(self)
+        obj["severity"] = self.severity.value
+        return obj
+
+    def location(self) -> str:
+        parts = [self.file]
+        if self.record is not None:
+            parts.append(f"record {self.record}")
+        if self.offset is not None:
+            parts.append(f"offset {self.offset}")
+        if self.field:
+            parts.append(self.field)
+        return ":".join(parts[:1]) + ("[" + ", ".join(parts[1:]) + "]" if len(parts) > 1 else "")
+
+
+class DiagnosticLimit(Exception):
+    """Raised inside a check when --max-diagnostics is reached."""
+
+
+@dataclass
+class Report:
+    """All diagnostics for one archive."""
+
+    archive: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    max_diagnostics: int | None = None
+    truncated: bool = False
+    seconds: float = 0.0
+    bytes_checked: int = 0
+
+    def add(self, code: str, file: str, message: str, *, record: int | None = None,
+            offset: int | None = None, field: str | None = None) -> None:
+        r = RULES[code]
+        self.diagnostics.append(Diagnostic(code, r.severity, file, record, offset, field,
+                                           message, r.clause))
+        if self.max_diagnostics is not None and len(self.diagnostics) >= self.max_diagnostics:
+            self.truncated = True
+            raise DiagnosticLimit
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for d in self.diagnostics if d.severity == severity)
+
+    @property
+    def errors(self) -> int:
+        return self.count(Severity.ERROR)
+
+    @property
+    def warnings(self) -> int:
+        return self.count(Severity.WARNING)
+
+    def codes(self) -> set[str]:
+        return {d.code for d in self.diagnostics}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"archive": self.archive, "errors": self.errors, "warnings": self.warnings,
+                "infos": self.count(Severity.INFO), "truncated": self.truncated,
+                "bytes": self.bytes_checked, "seconds": round(self.seconds, 6),
+                "diagnostics": [d.to_json() for d in self.diagnostics]}

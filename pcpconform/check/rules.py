@@ -1,0 +1,151 @@
+"""Every validator rule: a stable code, its severity, the spec clause it enforces, a summary.
+
+Severity: ``error`` — libpcp would reject or misread the archive, or a MUST of the spec is
+broken; ``warning`` — legal but suspect, including benign quirks real archives carry;
+``info`` — worth knowing. Codes never change meaning; retired codes are not reused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["Severity", "Rule", "RULES", "rule"]
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    severity: Severity
+    clause: str
+    summary: str
+
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+_TABLE: list[tuple[str, Severity, str, str]] = [
+    # files and compression
+    ("file.no-archive", E, "FMT-FILE-1", "no archive component matches the name"),
+    ("file.missing-meta", E, "FMT-FILE-2", "the archive has no .meta file"),
+    ("file.missing-volume", E, "FMT-FILE-2", "the archive has no data volume"),
+    ("file.missing-index", W, "FMT-FILE-2", "the archive has no .index file"),
+    ("file.name", E, "FMT-FILE-3", "a volume number is not canonical decimal (libpcp cannot open it)"),
+    ("file.duplicate", E, "FMT-COMPRESS-3", "two copies of .meta or .index (plain and compressed, or two compressions)"),
+    ("file.duplicate-volume", W, "FMT-COMPRESS-3", "two copies of one data volume"),
+    ("file.read", E, "FMT-COMPRESS-1", "a file cannot be read or decompressed"),
+    ("file.decompress-limit", E, "FMT-COMPRESS-1", "a compressed file expands beyond the configured limit"),
+    ("file.empty", E, "FMT-FILE-7", ".meta, .index or the first volume holds only its label"),
+    ("file.empty-volume", W, "FMT-FILE-7", "a later data volume holds only its label"),
+    # framing
+    ("frame.length", E, "FMT-FRAME-1", "a record length is less than 8"),
+    ("frame.truncated", E, "FMT-FRAME-1", "a record is cut short by the end of the file"),
+    ("frame.trailer", E, "FMT-FRAME-1", "the trailing length differs from the leading one"),
+    ("frame.stray-bytes", E, "FMT-FRAME-4", "bytes after the last complete record (libpcp ignores them)"),
+    ("frame.align", E, "FMT-FRAME-5", "a data-volume record length is not a multiple of 4"),
+    # labels
+    ("label.truncated", E, "FMT-LABEL-2", "the file is too short for a label"),
+    ("label.magic", E, "FMT-LABEL-1", "bad label magic"),
+    ("label.version", E, "FMT-LABEL-1", "archive version is not 2 or 3"),
+    ("label.length", E, "FMT-LABEL-2", "label length is wrong for the version"),
+    ("label.trailer", E, "FMT-LABEL-2", "label trailer differs from its header"),
+    ("label.vol", E, "FMT-LABEL-3", "label volume number does not match the file"),
+    ("label.mismatch", E, "FMT-LABEL-4", "version, pid or hostname differ between files"),
+    ("label.start-mismatch", W, "FMT-LABEL-7", "start time differs between files"),
+    ("label.timezone-mismatch", W, "FMT-LABEL-4", "timezone or zoneinfo differ between files"),
+    ("label.features", E, "FMT-LABEL-5", "unknown v3 feature bits are set"),
+    ("label.reserved", W, "FMT-LABEL-5", "the v3 reserved word is not zero"),
+    ("label.unterminated", W, "FMT-LABEL-6", "a label text field has no terminating NUL"),
+    # metadata
+    ("meta.decode", E, "FMT-META-1", "a .meta record does not decode"),
+    ("meta.tag", E, "FMT-META-1", "unknown .meta record type"),
+    ("meta.tag-version", E, "FMT-META-2", "record type not used by this archive version"),
+    ("meta.no-desc", E, "FMT-META-3", ".meta holds no descriptor"),
+    ("meta.time-order", W, "FMT-META-5", "a .meta timestamp is earlier than the previous one"),
+    ("meta.time-range", W, "FMT-META-5", "a .meta timestamp lies before the archive start"),
+    ("meta.tail", E, "FMT-DESC-1", "bytes left over after the record's last field"),
+    ("desc.type", E, "FMT-DESC-2", "descriptor type is not a PCP type"),
+    ("desc.sem", E, "FMT-DESC-3", "descriptor semantics are not counter, instant or discrete"),
+    ("desc.no-name", W, "FMT-DESC-4", "descriptor has no name"),
+    ("desc.name", E, "FMT-DESC-8", "a metric name is empty or longer than 4095 bytes"),
+    ("desc.name-syntax", W, "FMT-DESC-4", "a metric name is not a PMNS path"),
+    ("desc.name-reused", W, "FMT-DESC-4", "a name is bound to two pmIDs (the first wins)"),
+    ("desc.conflict", E, "FMT-DESC-6", "two descriptors of one pmID disagree"),
+    ("desc.indom-domain", W, "FMT-DESC-7", "the indom's domain differs from the pmID's"),
+    ("units.dim", W, "FMT-UNITS-2", "a dimension lies outside -2..2"),
+    ("units.scale-without-dim", W, "FMT-UNITS-2", "a non-zero scale with a zero dimension"),
+    ("units.scale", E, "FMT-UNITS-2", "a scale is out of range"),
+    ("units.extra", W, "FMT-UNITS-3", "the low (extraUnit/extraScale) byte is not valid"),
+    ("indom.inst-negative", E, "FMT-INDOM-2", "a negative instance identifier"),
+    ("indom.offset", E, "FMT-INDOM-3", "a name offset outside the string table or without NUL"),
+    ("indom.deleted-in-full", E, "FMT-INDOM-4", "offset -1 in a full instance domain"),
+    ("indom.duplicate-id", W, "FMT-INDOM-3", "an instance identifier appears twice"),
+    ("indom.duplicate-name", W, "FMT-INDOM-3", "an instance name appears twice"),
+    ("indom.empty-name", W, "FMT-INDOM-3", "an empty instance name"),
+    ("indom.empty", W, "FMT-INDOM-9", "an instance domain record with no instances (libpcp ignores it)"),
+    ("indom.unsorted", E, "FMT-INDOM-7", "v3 instance identifiers are not ascending"),
+    ("indom.delta-no-full", E, "FMT-INDOM-8", "a delta instance domain with no earlier full one"),
+    ("indom.delta-change", W, "FMT-INDOM-6", "a delta deletes an absent instance or re-adds a present one"),
+    ("indom.undescribed", W, "FMT-DIV-21", "no descriptor uses this instance domain"),
+    ("labelset.type", E, "FMT-LABELSET-2", "unknown label type"),
+    ("labelset.ident", W, "FMT-LABELSET-2", "the ident does not fit the label type"),
+    ("labelset.nsets", E, "FMT-LABELSET-3", "number of label sets is wrong for the type"),
+    ("labelset.json", E, "FMT-LABELSET-4", "label JSON is not a JSON object"),
+    ("labelset.nlabels", E, "FMT-LABELSET-5", "bad number of labels"),
+    ("labelset.span", E, "FMT-LABELSET-6", "a label's name or value lies outside its JSON or disagrees with it"),
+    ("labelset.name", W, "FMT-LABELSET-7", "label names are not legal, unique and sorted"),
+    ("text.type", E, "FMT-TEXT-1", "help text type bits are invalid (libpcp mis-reads the file)"),
+    ("text.nul", E, "FMT-TEXT-2", "help text is not NUL-terminated"),
+    ("text.undescribed", W, "FMT-TEXT-4", "help text for an identifier with no descriptor"),
+    ("time.fraction", E, "FMT-TIME-3", "microseconds or nanoseconds out of range"),
+    # results and values
+    ("result.decode", E, "FMT-RESULT-1", "a result does not decode"),
+    ("result.mark-size", E, "FMT-RESULT-2", "a mark has bytes after numpmid"),
+    ("result.valfmt", E, "FMT-RESULT-4", "valfmt is not INSITU, DPTR or SPTR"),
+    ("result.dptr", E, "FMT-VALUE-2", "a value pointer does not point at a value block"),
+    ("result.blocks", E, "FMT-VALUE-3", "value blocks leave a gap, overlap, or do not fill the record"),
+    ("result.time-order", E, "FMT-RESULT-5", "a result is earlier than the one before it"),
+    ("result.before-start", W, "FMT-RESULT-5", "a result is earlier than the archive start"),
+    ("value.undescribed", W, "FMT-RESULT-7", "values for a pmID with no descriptor"),
+    ("value.valfmt", E, "FMT-VALUE-8", "value storage does not suit the type (libpcp cannot extract it)"),
+    ("value.insitu-float", W, "FMT-VALUE-8", "legacy INSITU float"),
+    ("value.valfmt-change", E, "FMT-VALUE-8", "a metric's valfmt changes between results"),
+    ("value.vtype", E, "FMT-VALUE-6", "value block type differs from the descriptor's type"),
+    ("value.vtype-legacy", W, "FMT-VALUE-6", "value block type 0 (legacy, not byte-swapped)"),
+    ("value.vlen", E, "FMT-VALUE-5", "value block payload size is wrong for its type"),
+    ("value.string-nul", W, "FMT-VALUE-7", "a string value has no NUL terminator"),
+    ("value.singular-inst", W, "FMT-RESULT-6", "a metric without indom uses an instance other than PM_IN_NULL"),
+    ("value.unknown-inst", W, "FMT-INDOM-5", "an instance not in the instance domain at that time"),
+    ("value.no-indom", W, "FMT-INDOM-5", "no instance domain record is in force for these values"),
+    ("value.duplicate-inst", W, "FMT-RESULT-3", "an instance appears twice in one value set"),
+    ("value.numval-code", W, "FMT-RESULT-3", "a negative numval is not a plausible error code"),
+    ("value.nosupport", W, "FMT-RESULT-7", "values for a metric of type NOSUPPORT"),
+    ("value.counter-decrease", W, "FMT-RESULT-7", "a counter decreased (wrap or reset) between marks"),
+    ("event.structure", E, "FMT-EVENT-2", "an event array does not fit its value block"),
+    ("event.missed", W, "FMT-EVENT-4", "a MISSED event record has other flag bits"),
+    ("event.param-len", E, "FMT-EVENT-6", "an event parameter length does not suit its type"),
+    # index
+    ("index.partial", E, "FMT-INDEX-1", "a partial index entry at the end (libpcp ignores it)"),
+    ("index.empty", E, "FMT-INDEX-8", ".index holds no entry (libpcp cannot open the archive)"),
+    ("index.vol", E, "FMT-INDEX-4", "negative volume number in an index entry"),
+    ("index.vol-missing", W, "FMT-INDEX-4", "an index entry names a volume that does not exist"),
+    ("index.offset", E, "FMT-INDEX-4", "an index offset lies before the label end or past the file end"),
+    ("index.time-order", E, "FMT-INDEX-5", "index timestamps go backwards"),
+    ("index.vol-order", E, "FMT-INDEX-5", "index volume numbers go backwards"),
+    ("index.offset-order", E, "FMT-INDEX-5", "index offsets go backwards within a volume"),
+    ("index.before-start", W, "FMT-INDEX-4", "an index timestamp is before the archive start"),
+    ("index.boundary", W, "FMT-INDEX-3", "an index offset is not a record boundary"),
+    ("index.invariant", W, "FMT-INDEX-6", "a record before an indexed offset is later than the entry"),
+    ("volume.switch-unindexed", I, "FMT-VOL-1", "a volume's first record has no index entry"),
+]
+
+RULES: dict[str, Rule] = {code: Rule(code, sev, clause, summary) for code, sev, clause, summary in _TABLE}
+
+
+def rule(code: str) -> Rule:
+    return RULES[code]
