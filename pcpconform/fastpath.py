@@ -24,6 +24,9 @@ from .schema.common import TimestampT3, TimevalT2
 from .values import BLOCK_PAYLOAD_SIZE, decode_block, decode_insitu
 from .writer import valfmt_for
 
+# valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
+_VALFMT = {t: valfmt_for(t) for t in PmType}
+
 __all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result"]
 
 
@@ -65,16 +68,36 @@ def _blocks_format(code: str, count: int) -> struct.Struct:
 
 
 class DecodedValueSet:
-    """One metric's values in a result: (instance, typed value) pairs."""
+    """One metric's values in a result: (instance, typed value) pairs.
 
-    __slots__ = ("pmid", "numval", "valfmt", "values")
+    The bulk decoder keeps instances and values as two tuples and pairs them only when
+    ``values`` is first read, since checks that work per column never need the pairs.
+    """
+
+    __slots__ = ("pmid", "numval", "valfmt", "_values", "_columns")
 
     def __init__(self, pmid: int, numval: int, valfmt: int | None,
-                 values: list[tuple[int, Any]]) -> None:
+                 values: list[tuple[int, Any]] | None = None,
+                 columns: tuple[tuple[int, ...], tuple[Any, ...]] | None = None) -> None:
         self.pmid = pmid
         self.numval = numval
         self.valfmt = valfmt
-        self.values = values
+        self._values = values
+        self._columns = columns
+
+    @property
+    def values(self) -> list[tuple[int, Any]]:
+        if self._values is None:
+            self._values = list(zip(*self._columns)) if self._columns else []
+        return self._values
+
+    @property
+    def columns(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        """(instances, values) as two tuples."""
+        if self._columns is None:
+            vals = self._values or []
+            self._columns = (tuple(i for i, _ in vals), tuple(v for _, v in vals))
+        return self._columns
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, DecodedValueSet) and self.pmid == other.pmid
@@ -160,7 +183,7 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
             raise _Fallback
         valfmt = _WORD.unpack_from(data, pos)[0]
         ptype = types.get(pmid, PmType.U32)
-        if pmid not in types or valfmt != valfmt_for(ptype):
+        if pmid not in types or valfmt != _VALFMT.get(ptype, 1):
             canonical[0] = False
         if valfmt == 0 and ptype == PmType.I32:
             flat = _signed_values_format(numval).unpack_from(data, pos + 4)
@@ -170,15 +193,14 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
         insts = flat[0::2]
         words = flat[1::2]
         if valfmt == 0:
-            if ptype in (PmType.U32, PmType.I32):
-                values = list(zip(insts, words))
-            else:
-                values = [(i, decode_insitu(w, ptype)) for i, w in zip(insts, words)]
+            if ptype not in (PmType.U32, PmType.I32):
+                words = tuple(decode_insitu(w, ptype) for w in words)
+            columns = (insts, words)
         elif valfmt in (1, 2):
-            values = _decode_blocks(data, end, insts, words, pending, ptype, canonical)
+            columns = _decode_blocks(data, end, insts, words, pending, ptype, canonical)
         else:
             raise _Fallback
-        vsets.append(DecodedValueSet(pmid, numval, valfmt, values))
+        vsets.append(DecodedValueSet(pmid, numval, valfmt, None, columns))
     if pending:
         if canonical[0] and pending != sorted(pending):
             canonical[0] = False
@@ -190,7 +212,7 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
 
 def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[int, ...],
                    pending: list[tuple[int, int]], ptype: int,
-                   canonical: list[bool]) -> list[tuple[int, Any]]:
+                   canonical: list[bool]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     first = 4 * words[0] - 8
     if first < 0 or first + 4 > end:
         raise _Fallback
@@ -208,9 +230,9 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         if vtype != ptype:
             canonical[0] = False
         pending.append((first, 12 * count))
-        return list(zip(insts, flat[1::2]))
+        return insts, flat[1::2]
     values = []
-    for inst, word in zip(insts, words):
+    for word in words:
         off = 4 * word - 8
         if off < 0 or off + 4 > end:
             raise _Fallback
@@ -225,8 +247,8 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
                              or (vtype == PmType.STRING and not payload.endswith(b"\0"))
                              or len(payload) != BLOCK_PAYLOAD_SIZE.get(vtype, len(payload))):
             canonical[0] = False
-        values.append((inst, decode_block(vtype, payload)))
-    return values
+        values.append(decode_block(vtype, payload))
+    return insts, tuple(values)
 
 
 def _check_coverage(pending: list[tuple[int, int]], start: int, end: int) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import operator
 import os
 import re
 import struct
@@ -74,7 +75,7 @@ class _State:
     volumes: dict[int, _Volume] = field(default_factory=dict)
     last_result: int | None = None
     valfmts: dict[int, int] = field(default_factory=dict)
-    counters: dict[tuple[int, int], Any] = field(default_factory=dict)
+    counters: dict[int, tuple[tuple[int, ...], tuple[Any, ...]]] = field(default_factory=dict)
     first_data_bytes: int = 0
 
 
@@ -107,6 +108,8 @@ class _Checker:
         self.r = report
         self.limit = decompress_limit
         self.st = _State()
+        self._dinfo: dict[int, tuple[int, int, int | None]] = {}
+        self._indom_stamps: dict[int, list[int]] = {}
 
     def add(self, code: str, file: str, message: str, **where: Any) -> None:
         self.r.add(code, file, message, **where)
@@ -516,55 +519,80 @@ class _Checker:
         for k, vs in enumerate(res.vsets):
             self._values(rec, k, vs, stamp)
 
+    def _desc_info(self, pmid: int) -> tuple[int, int, int | None] | None:
+        """(type, sem, indom or None) of a pmID, cached: Container attribute access is slow."""
+        info = self._dinfo.get(pmid)
+        if info is None:
+            desc = self.st.descs.get(pmid)
+            if desc is None:
+                return None
+            info = self._dinfo[pmid] = (desc.type, desc.sem, None if desc.indom.is_null else int(desc.indom))
+        return info
+
+    def _members(self, indom: int, ns: int) -> frozenset[int] | None:
+        history = self.st.indoms.get(indom)
+        if not history:
+            return None
+        stamps = self._indom_stamps.get(indom)
+        if stamps is None or len(stamps) != len(history):
+            stamps = self._indom_stamps[indom] = [h[0] for h in history]
+        pos = bisect.bisect_right(stamps, ns)
+        return history[pos - 1][1] if pos else None
+
     def _values(self, rec: RawRecord, k: int, vs: Any, stamp: Timestamp) -> None:
-        f, where = rec.file, {"record": rec.index, "offset": rec.offset}
-        fld = f"result.vset[{k}]"
+        f = rec.file
         pmid = vs.pmid
-        desc = self.st.descs.get(pmid)
-        if vs.numval < 0:
-            if vs.numval not in _PLAUSIBLE_ERR:
+        if vs.numval <= 0:
+            if vs.numval < 0 and vs.numval not in _PLAUSIBLE_ERR:
                 self.add("value.numval-code", f, f"numval {vs.numval} is not a PMAPI error code",
-                         field=fld + ".numval", **where)
-            return
-        if desc is None:
+                         record=rec.index, offset=rec.offset, field=f"result.vset[{k}].numval")
+            if vs.numval == 0 or self._desc_info(pmid) is not None:
+                return
+        info = self._desc_info(pmid)
+        where = {"record": rec.index, "offset": rec.offset}
+        fld = f"result.vset[{k}]"
+        if info is None:
             self.add("value.undescribed", f, f"pmID {PmID(pmid)} has no descriptor", field=fld + ".pmid", **where)
             return
-        if vs.numval == 0:
-            return
-        if desc.type == PmType.NOSUPPORT:
+        ptype, sem, indom = info
+        if ptype == PmType.NOSUPPORT:
             self.add("value.nosupport", f, f"values for NOSUPPORT metric {PmID(pmid)}", field=fld, **where)
         prev = self.st.valfmts.setdefault(pmid, vs.valfmt)
         if prev != vs.valfmt:
             self.add("value.valfmt-change", f, f"{PmID(pmid)}: valfmt {vs.valfmt}, earlier {prev}",
                      field=fld + ".valfmt", **where)
-        insts = [inst for inst, _ in vs.values]
-        if len(set(insts)) != len(insts):
+        insts, values = vs.columns
+        inst_set = set(insts)
+        if len(inst_set) != len(insts):
             self.add("value.duplicate-inst", f, f"{PmID(pmid)}: an instance appears twice", field=fld, **where)
-        if desc.indom.is_null:
-            if any(inst != PM_IN_NULL for inst in insts):
+        if indom is None:
+            if inst_set != {PM_IN_NULL}:
                 self.add("value.singular-inst", f, f"{PmID(pmid)} has no indom but instance {insts[0]}",
                          field=fld + ".vlist", **where)
         else:
-            history = self.st.indoms.get(int(desc.indom), [])
-            pos = bisect.bisect_right([h[0] for h in history], stamp.total_nsec()) if history else 0
-            if pos == 0:
-                self.add("value.no-indom", f, f"no record of indom {desc.indom} is in force at {stamp}",
+            members = self._members(indom, stamp.total_nsec())
+            if members is None:
+                self.add("value.no-indom", f, f"no record of indom {PmInDom(indom)} is in force at {stamp}",
                          field=fld, **where)
+            elif not inst_set <= members:
+                self.add("value.unknown-inst", f, f"{PmID(pmid)}: instance {min(inst_set - members)} is not "
+                         f"in indom {PmInDom(indom)} at {stamp}", field=fld + ".vlist", **where)
+        if sem == 1 and 0 <= ptype <= 5:
+            last = self.st.counters.get(pmid)
+            self.st.counters[pmid] = (insts, values)
+            if last is None:
+                return
+            if last[0] == insts:   # the usual case: same instances, compare in C
+                if not any(map(operator.lt, values, last[1])):
+                    return
+                pairs = zip(insts, last[1], values)
             else:
-                members = history[pos - 1][1]
-                unknown = set(insts) - members
-                if unknown:
-                    self.add("value.unknown-inst", f, f"{PmID(pmid)}: instance {min(unknown)} is not in "
-                             f"indom {desc.indom} at {stamp}", field=fld + ".vlist", **where)
-        if desc.sem == 1 and desc.type in (0, 1, 2, 3, 4, 5):
-            counters = self.st.counters
-            for inst, value in vs.values:
-                key = (pmid, inst)
-                old = counters.get(key)
-                if old is not None and isinstance(value, (int, float)) and value < old:
-                    self.add("value.counter-decrease", f, f"{PmID(pmid)}[{inst}] counter went from {old} "
-                             f"to {value}", field=fld, **where)
-                counters[key] = value
+                old = dict(zip(*last))
+                pairs = ((i, old[i], v) for i, v in zip(insts, values) if i in old)
+            for inst, was, now in pairs:
+                if now < was:
+                    self.add("value.counter-decrease", f, f"{PmID(pmid)}[{inst}] counter went from {was} "
+                             f"to {now}", field=fld, **where)
 
     def _structure(self, rec: RawRecord, version: int) -> None:
         """Field-by-field walk of a result the bulk decoder could not vouch for."""
