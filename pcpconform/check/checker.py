@@ -28,7 +28,7 @@ from ..pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestam
 from ..reader import Component, RawRecord, parse_payload
 from ..schema import (
     INDEX_ENTRY_SIZE, LABEL_SIZE, META_TYPES, PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC,
-    TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
+    TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL_V2, TYPE_TEXT,
     event_array, structs,
 )
 from ..writer import valfmt_for
@@ -109,7 +109,8 @@ class _Checker:
         self.limit = decompress_limit
         self.st = _State()
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
-        self._indom_stamps: dict[int, list[int]] = {}
+        self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
+        self._insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
     def add(self, code: str, file: str, message: str, **where: Any) -> None:
         self.r.add(code, file, message, **where)
@@ -530,14 +531,20 @@ class _Checker:
         return info
 
     def _members(self, indom: int, ns: int) -> frozenset[int] | None:
+        """Instances of an indom in force at time ns (None: no record yet)."""
+        hit = self._members_cache.get(indom)
+        if hit is not None and hit[0] <= ns < hit[1]:
+            return hit[2]
         history = self.st.indoms.get(indom)
         if not history:
             return None
-        stamps = self._indom_stamps.get(indom)
-        if stamps is None or len(stamps) != len(history):
-            stamps = self._indom_stamps[indom] = [h[0] for h in history]
+        stamps = [h[0] for h in history]
         pos = bisect.bisect_right(stamps, ns)
-        return history[pos - 1][1] if pos else None
+        if not pos:
+            return None
+        until = stamps[pos] if pos < len(stamps) else 1 << 127
+        self._members_cache[indom] = (stamps[pos - 1], until, history[pos - 1][1])
+        return history[pos - 1][1]
 
     def _values(self, rec: RawRecord, k: int, vs: Any, stamp: Timestamp) -> None:
         f = rec.file
@@ -562,37 +569,56 @@ class _Checker:
             self.add("value.valfmt-change", f, f"{PmID(pmid)}: valfmt {vs.valfmt}, earlier {prev}",
                      field=fld + ".valfmt", **where)
         insts, values = vs.columns
+        members = None if indom is None else self._members(indom, stamp.total_nsec())
+        good = self._insts_ok.get(pmid)
+        if good is not None and good[1] is members and good[0] == insts:
+            pass  # the same instances were checked against the same indom state before
+        else:
+            self._inst_checks(f, where, fld, pmid, indom, insts, members)
+        if sem == 1 and 0 <= ptype <= 5:
+            self._counters(f, where, fld, pmid, insts, values)
+
+    def _inst_checks(self, f: str, where: dict[str, Any], fld: str, pmid: int, indom: int | None,
+                     insts: tuple[int, ...], members: frozenset[int] | None) -> None:
         inst_set = set(insts)
+        ok = True
         if len(inst_set) != len(insts):
+            ok = False
             self.add("value.duplicate-inst", f, f"{PmID(pmid)}: an instance appears twice", field=fld, **where)
         if indom is None:
             if inst_set != {PM_IN_NULL}:
+                ok = False
                 self.add("value.singular-inst", f, f"{PmID(pmid)} has no indom but instance {insts[0]}",
                          field=fld + ".vlist", **where)
         else:
-            members = self._members(indom, stamp.total_nsec())
             if members is None:
-                self.add("value.no-indom", f, f"no record of indom {PmInDom(indom)} is in force at {stamp}",
+                ok = False
+                self.add("value.no-indom", f, f"no record of indom {PmInDom(indom)} is in force yet",
                          field=fld, **where)
             elif not inst_set <= members:
+                ok = False
                 self.add("value.unknown-inst", f, f"{PmID(pmid)}: instance {min(inst_set - members)} is not "
-                         f"in indom {PmInDom(indom)} at {stamp}", field=fld + ".vlist", **where)
-        if sem == 1 and 0 <= ptype <= 5:
-            last = self.st.counters.get(pmid)
-            self.st.counters[pmid] = (insts, values)
-            if last is None:
+                         f"in indom {PmInDom(indom)} at that time", field=fld + ".vlist", **where)
+        if ok:
+            self._insts_ok[pmid] = (insts, members)
+
+    def _counters(self, f: str, where: dict[str, Any], fld: str, pmid: int,
+                  insts: tuple[int, ...], values: tuple[Any, ...]) -> None:
+        last = self.st.counters.get(pmid)
+        self.st.counters[pmid] = (insts, values)
+        if last is None:
+            return
+        if last[0] == insts:   # the usual case: same instances, compare in C
+            if not any(map(operator.lt, values, last[1])):
                 return
-            if last[0] == insts:   # the usual case: same instances, compare in C
-                if not any(map(operator.lt, values, last[1])):
-                    return
-                pairs = zip(insts, last[1], values)
-            else:
-                old = dict(zip(*last))
-                pairs = ((i, old[i], v) for i, v in zip(insts, values) if i in old)
-            for inst, was, now in pairs:
-                if now < was:
-                    self.add("value.counter-decrease", f, f"{PmID(pmid)}[{inst}] counter went from {was} "
-                             f"to {now}", field=fld, **where)
+            pairs = zip(insts, last[1], values)
+        else:
+            old = dict(zip(*last))
+            pairs = ((i, old[i], v) for i, v in zip(insts, values) if i in old)
+        for inst, was, now in pairs:
+            if now < was:
+                self.add("value.counter-decrease", f, f"{PmID(pmid)}[{inst}] counter went from {was} "
+                         f"to {now}", field=fld, **where)
 
     def _structure(self, rec: RawRecord, version: int) -> None:
         """Field-by-field walk of a result the bulk decoder could not vouch for."""

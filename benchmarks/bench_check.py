@@ -1,0 +1,67 @@
+"""Validation speed: ``pcpconform check`` against ``pmlogcheck`` on the same archive.
+
+Uses the archive of bench_decode.py (generated once, cached under build/bench/), then times,
+in interleaved rounds, ``pmlogcheck BASE``, ``pcpconform check BASE`` (a subprocess, so
+Python start-up counts) and ``check_archive(BASE)`` in-process, and prints MB/s for each
+and the ratio to pmlogcheck. Timings are printed, never asserted.
+
+    .venv/bin/python benchmarks/bench_check.py [--size-mb 20] [--version 2|3] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_decode import (  # noqa: E402  (a sibling script, not a package)
+    MB, ROOT, Case, _subprocess_case, console_script, generate, load_cached, measure,
+)
+
+from pcpconform.check.checker import check_archive  # noqa: E402
+
+
+def in_process(base: Path) -> None:
+    report = check_archive(base)
+    if report.errors:
+        raise RuntimeError(f"{report.errors} errors in the benchmark archive")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, default=20.0)
+    ap.add_argument("--version", type=int, choices=(2, 3), default=3)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="processes to generate the archive")
+    args = ap.parse_args(argv)
+    size_key = f"{args.size_mb:g}".replace(".", "p")
+    base = ROOT / "build" / "bench" / f"bench-{size_key}mb-v{args.version}" / "bench"
+    arch = load_cached(base) or generate(base, args.version, args.size_mb, args.jobs)
+    cli = console_script()
+    cases = [
+        Case("pmlogcheck", _subprocess_case(["pmlogcheck", str(base)]), reference=True),
+        Case("pcpconform check", _subprocess_case([cli, "check", "--quiet", str(base)])),
+        Case("check_archive() in-process", lambda: in_process(base)),
+    ]
+    for part in ("meta", "index", "0"):
+        Path(f"{base}.{part}").read_bytes()
+    measure(cases, max(1, args.repeat))
+    size = arch.size_bytes / MB
+    ref = min(cases[0].times) if cases[0].times else None
+    print(f"\narchive {base} (v{arch.version}): {size:.2f} MB, {arch.results} results, "
+          f"{arch.values} values; best of {args.repeat}\n")
+    print(f"{'command':<30} {'seconds':>8} {'MB/s':>8}  {'vs pmlogcheck':>14}")
+    for c in cases:
+        if c.error or not c.times:
+            print(f"{c.label:<30} {'FAILED':>8}  {c.error}")
+            continue
+        best = min(c.times)
+        rel = "(reference)" if c.reference else (f"{ref / best:.2f}x" if ref else "n/a")
+        print(f"{c.label:<30} {best:8.2f} {size / best:8.2f}  {rel:>14}")
+    return 1 if any(c.error for c in cases) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
