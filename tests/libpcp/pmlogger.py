@@ -54,7 +54,7 @@ class PmcdSession:
             return
         self.proc = subprocess.Popen([str(PMCD), "-f", "-l", str(logdir / "pmcd.log")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
+                                     start_new_session=True, cwd=logdir)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if _pmcd_answers():
