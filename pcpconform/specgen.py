@@ -151,12 +151,31 @@ def _version_table() -> str:
     return "\n".join(lines)
 
 
+def _rules_table() -> str:
+    from .check.rules import RULES
+    lines = ["| Code | Severity | Clause | Finding |", "|---|---|---|---|"]
+    lines += [f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} |"
+              for r in RULES.values()]
+    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(RULES)} rules).*"]
+    return "\n".join(lines)
+
+
+def _unchecked_table() -> str:
+    from .check.rules import UNCHECKED_CLAUSES
+    lines = ["| Clause | Why no rule cites it |", "|---|---|"]
+    lines += [f"| {c} | {_cell(why)} |" for c, why in UNCHECKED_CLAUSES.items()]
+    lines += ["", "*Generated from `pcpconform.check.rules.UNCHECKED_CLAUSES`.*"]
+    return "\n".join(lines)
+
+
 def _regions() -> dict[str, Region]:
     ev = event_structs()
     s2, s3 = structs(2), structs(3)
     t = _field_table
     return {
         "version-parameters": Region(_version_table),
+        "validator-rules": Region(_rules_table),
+        "validator-unchecked": Region(_unchecked_table),
         "timestamp-t2": t(lambda: struct_rows(TimevalT2.subcon), "schema.common.TimevalT2",
                           "timestamp"),
         "timestamp-t3": t(lambda: struct_rows(TimestampT3.subcon),

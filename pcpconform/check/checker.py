@@ -247,7 +247,7 @@ class _Checker:
                     try:
                         parsed = parse_payload(s.meta, rec, "meta")
                     except FormatError as exc:
-                        self.add("meta.decode", rec.file, exc.message, record=rec.index,
+                        self.add(self._decode_code(rec), rec.file, exc.message, record=rec.index,
                                  offset=exc.location.offset, field=exc.location.field)
                         continue
                     stamp = self._meta_record(rec, parsed.type, parsed.body, comp.version)
@@ -273,8 +273,22 @@ class _Checker:
             if not self.st.descs:
                 self.add("meta.no-desc", comp.name, ".meta holds no metric descriptor")
             self.st.meta_size = (end or 0) + len(b"".join(comp.trailing))
+            if comp.version == 2 and self.st.meta_size > 0x7FFFFFFF:
+                self.add("file.too-large", comp.name, f"{self.st.meta_size} bytes; v2 offsets are 32-bit")
         finally:
             comp.__exit__()
+
+    @staticmethod
+    def _decode_code(rec: RawRecord) -> str:
+        """The rule a .meta record breaks when it does not decode, by its tag."""
+        tag = struct.unpack_from(">i", rec.data, 4)[0] if len(rec.data) >= 12 else 0
+        if tag == TYPE_DESC:
+            return "desc.no-numnames" if len(rec.data) == 32 else "desc.length"
+        if tag in (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA):
+            return "indom.length"
+        if tag in (TYPE_LABEL_V2, TYPE_LABEL):
+            return "labelset.length"
+        return "meta.decode"
 
     def _meta_record(self, rec: RawRecord, tag: int, body: Any, version: int) -> Timestamp | None:
         f, i = rec.file, rec.index
@@ -421,7 +435,7 @@ class _Checker:
             self.add("labelset.ident", f, f"context labels name ident 0x{b.ident:08x}, not PM_IN_NULL",
                      field="labelset.ident", **where)
         if b.tail:
-            self.add("meta.tail", f, f"{len(b.tail)} bytes after the label sets", field="labelset.tail", **where)
+            self.add("labelset.length", f, f"{len(b.tail)} bytes after the label sets", field="labelset.tail", **where)
         if b.nsets < 0 or (ltype != 32 and b.nsets != 1):
             self.add("labelset.nsets", f, f"{b.nsets} label sets for label type {b.type}", field="labelset.nsets", **where)
         for k, s in enumerate(b.sets):
@@ -480,6 +494,8 @@ class _Checker:
                 self.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
                          "the last record", offset=end)
             info.size = end + len(b"".join(comp.trailing))
+            if version == 2 and info.size > 0x7FFFFFFF:
+                self.add("file.too-large", comp.name, f"{info.size} bytes; v2 offsets are 32-bit")
             self.r.bytes_checked += info.size
             if count == 0:
                 code = "file.empty" if first else "file.empty-volume"
@@ -666,7 +682,7 @@ class _Checker:
                 head = struct.unpack_from(">I", data, off)[0]
                 vtype, vlen = head >> 24, head & 0xFFFFFF
                 if vlen < 4 or off + vlen > end:
-                    self.add("result.blocks", f, f"value block at {off} has vlen {vlen}", field=vfld, **where)
+                    self.add("result.vlen", f, f"value block at {off} has vlen {vlen}", field=vfld, **where)
                     continue
                 blocks.append((off, vlen + (-vlen % 4), j))
                 payload = data[off + 4:off + vlen]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["Severity", "Rule", "RULES", "rule"]
+__all__ = ["Severity", "Rule", "RULES", "UNCHECKED_CLAUSES", "rule"]
 
 
 class Severity(str, Enum):
@@ -40,6 +40,7 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("file.duplicate-volume", W, "FMT-COMPRESS-3", "two copies of one data volume"),
     ("file.read", E, "FMT-COMPRESS-1", "a file cannot be read or decompressed"),
     ("file.decompress-limit", E, "FMT-COMPRESS-1", "a compressed file expands beyond the configured limit"),
+    ("file.too-large", E, "FMT-FILE-8", "a version 2 .meta or volume exceeds 2^31-1 bytes"),
     ("file.empty", E, "FMT-FILE-7", ".meta, .index or the first volume holds only its label"),
     ("file.empty-volume", W, "FMT-FILE-7", "a later data volume holds only its label"),
     # framing
@@ -68,7 +69,11 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("meta.no-desc", E, "FMT-META-3", ".meta holds no descriptor"),
     ("meta.time-order", W, "FMT-META-5", "a .meta timestamp is earlier than the previous one"),
     ("meta.time-range", W, "FMT-META-5", "a .meta timestamp lies before the archive start"),
-    ("meta.tail", E, "FMT-DESC-1", "bytes left over after the record's last field"),
+    ("meta.tail", E, "FMT-DESC-1", "bytes left over after a descriptor's names"),
+    ("desc.length", E, "FMT-DESC-1", "a descriptor record's names do not fit its length"),
+    ("desc.no-numnames", E, "FMT-DESC-5", "a 32-byte descriptor without the numnames word"),
+    ("indom.length", E, "FMT-INDOM-1", "instance ids, offsets or count do not fit the record"),
+    ("labelset.length", E, "FMT-LABELSET-1", "label sets do not fit, or do not fill, the record"),
     ("desc.type", E, "FMT-DESC-2", "descriptor type is not a PCP type"),
     ("desc.sem", E, "FMT-DESC-3", "descriptor semantics are not counter, instant or discrete"),
     ("desc.no-name", W, "FMT-DESC-4", "descriptor has no name"),
@@ -108,11 +113,12 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("result.mark-size", E, "FMT-RESULT-2", "a mark has bytes after numpmid"),
     ("result.valfmt", E, "FMT-RESULT-4", "valfmt is not INSITU, DPTR or SPTR"),
     ("result.dptr", E, "FMT-VALUE-2", "a value pointer does not point at a value block"),
+    ("result.vlen", E, "FMT-VALUE-4", "a value block's vlen is below 4 or runs past the record"),
     ("result.blocks", E, "FMT-VALUE-3", "value blocks leave a gap, overlap, or do not fill the record"),
     ("result.time-order", E, "FMT-RESULT-5", "a result is earlier than the one before it"),
     ("result.before-start", W, "FMT-RESULT-5", "a result is earlier than the archive start"),
     ("value.undescribed", W, "FMT-RESULT-7", "values for a pmID with no descriptor"),
-    ("value.valfmt", E, "FMT-VALUE-8", "value storage does not suit the type (libpcp cannot extract it)"),
+    ("value.valfmt", E, "FMT-VALUE-1", "value storage does not suit the type (libpcp cannot extract it)"),
     ("value.insitu-float", W, "FMT-VALUE-8", "legacy INSITU float"),
     ("value.valfmt-change", E, "FMT-VALUE-8", "a metric's valfmt changes between results"),
     ("value.vtype", E, "FMT-VALUE-6", "value block type differs from the descriptor's type"),
@@ -143,6 +149,14 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("index.invariant", W, "FMT-INDEX-6", "a record before an indexed offset is later than the entry"),
     ("volume.switch-unindexed", I, "FMT-VOL-1", "a volume's first record has no index entry"),
 ]
+
+#: MUST clauses of spec/archive-format.md that no rule cites, and why.
+UNCHECKED_CLAUSES = {
+    "FMT-CONV-4": "a duty of readers (no alignment assumed in .meta), not a property of archives",
+    "FMT-CONV-8": "stated again as FMT-INDOM-2, checked by indom.inst-negative",
+    "FMT-INDEX-7": "a duty of readers (no index density assumed)",
+    "FMT-VER-2": "a duty of readers (accept both versions)",
+}
 
 RULES: dict[str, Rule] = {code: Rule(code, sev, clause, summary) for code, sev, clause, summary in _TABLE}
 
