@@ -89,7 +89,7 @@ def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None =
         _Checker(base, report, decompress_limit).run()
     except DiagnosticLimit:
         pass
-    except RecursionError as exc:  # pragma: no cover - defensive
+    except Exception as exc:  # a bug of ours must not look like a clean archive
         report.diagnostics.append(_internal(base, exc))
     report.seconds = time.perf_counter() - started
     return report
@@ -97,9 +97,10 @@ def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None =
 
 def _internal(base: Path, exc: BaseException):  # type: ignore[no-untyped-def]
     from .diagnostics import Diagnostic
-    from .rules import Severity
-    return Diagnostic("file.read", Severity.ERROR, base.name, None, None, None,
-                      f"internal error: {type(exc).__name__}: {exc}", "FMT-FILE-1")
+    from .rules import RULES, Severity
+    return Diagnostic("check.internal", Severity.ERROR, base.name, None, None, None,
+                      f"the check stopped on an internal error: {type(exc).__name__}: {exc}",
+                      RULES["check.internal"].clause)
 
 
 class _Checker:
@@ -109,6 +110,7 @@ class _Checker:
         self.limit = decompress_limit
         self.st = _State()
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
+        self._indexed: list[tuple[int, int]] = []
         self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
         self._insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
@@ -559,6 +561,7 @@ class _Checker:
         if not pos:
             return None
         until = stamps[pos] if pos < len(stamps) else 1 << 127
+        self._indexed: list[tuple[int, int]] = []
         self._members_cache[indom] = (stamps[pos - 1], until, history[pos - 1][1])
         return history[pos - 1][1]
 
@@ -772,11 +775,7 @@ class _Checker:
         finally:
             comp.__exit__()
 
-    _indexed: list[tuple[int, int]]
-
     def _index_entry(self, f: str, n: int, offset: int, e: Any, prev: Any, lsize: int) -> None:
-        if not hasattr(self, "_indexed"):
-            self._indexed = []
         where = {"record": n, "offset": offset}
         self._time(e.timestamp, f, n, offset, "index.timestamp")
         if e.timestamp.sec < 0:

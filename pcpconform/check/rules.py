@@ -30,6 +30,7 @@ class Rule:
 E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 _TABLE: list[tuple[str, Severity, str, str]] = [
+    ("check.internal", E, "FMT-CONF-1", "the checker stopped on an internal error (a bug: please report it)"),
     # files and compression
     ("file.no-archive", E, "FMT-FILE-1", "no archive component matches the name"),
     ("file.missing-meta", E, "FMT-FILE-2", "the archive has no .meta file"),
