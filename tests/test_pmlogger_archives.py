@@ -70,3 +70,11 @@ def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Pat
     for p in base.parent.glob(base.name + ".*"):
         if p.suffix not in (".log", ".config"):
             assert Path(f"{tmp_path}/ud{p.name[len(base.name):]}").read_bytes() == p.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
+    from pcpconform.check.checker import check_archive
+
+    report = check_archive(archives[name])
+    assert report.errors == 0, [d for d in report.diagnostics if d.severity.value == "error"]
