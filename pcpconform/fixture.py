@@ -277,7 +277,7 @@ def parse_fixture(doc: Any, *, source: str = "fixture") -> Fixture:
         return _parse_fixture(doc, source)
     except FixtureError:
         raise
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
         # the specific checks name the entry; this net keeps odd shapes from escaping
         raise FixtureError(f"{source}: malformed fixture: {type(exc).__name__}: {exc}") from None
 

@@ -18,16 +18,8 @@ from pcpconform.check.rules import RULES, Severity
 
 #: Cases the checker currently gets wrong: case name (without -vN) -> the bug.
 #: strict xfail, so a fix makes the test fail until the entry is removed.
-KNOWN_CHECKER_BUGS = {
-    "file-missing-meta": "index off_meta checked against a .meta size of 0 when .meta is "
-                         "absent: false index.offset errors",
-    "label-version-1": "index off_meta checked against a .meta size of 0 when .meta is "
-                       "unreadable: false index.offset errors",
-    "meta-decode": "checker._decode_code uses TYPE_LABEL, which checker.py does not import "
-                   "(NameError -> check.internal)",
-    "labelset-length-nsets": "checker._decode_code uses TYPE_LABEL, which checker.py does not "
-                             "import (NameError -> check.internal)",
-}
+#: Cases the checker is known to get wrong, with why (strict xfail: a fix must remove them).
+KNOWN_CHECKER_BUGS: dict[str, str] = {}
 
 
 def _severity(code: str) -> Severity:

@@ -28,7 +28,7 @@ from ..pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestam
 from ..reader import Component, RawRecord, parse_payload
 from ..schema import (
     INDEX_ENTRY_SIZE, LABEL_SIZE, META_TYPES, PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC,
-    TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL_V2, TYPE_TEXT,
+    TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
     event_array, structs,
 )
 from ..writer import valfmt_for
@@ -59,6 +59,7 @@ class _Volume:
     offsets: list[int] = field(default_factory=list)        # record start offsets
     stamps: list[int] = field(default_factory=list)         # their timestamps (ns)
     size: int = 0
+    end: int = 0                                            # end of the last whole record
 
 
 @dataclass
@@ -70,7 +71,8 @@ class _State:
     indoms: dict[int, list[tuple[int, frozenset[int], dict[int, bytes]]]] = field(default_factory=dict)
     meta_offsets: list[int] = field(default_factory=list)
     meta_stamps: list[int] = field(default_factory=list)
-    meta_size: int = 0
+    meta_size: int | None = None                  # None: .meta missing or unreadable
+    meta_records: list[int] = field(default_factory=list)   # every record's offset
     text_idents: list[tuple[int, int, RawRecord]] = field(default_factory=list)
     volumes: dict[int, _Volume] = field(default_factory=dict)
     last_result: int | None = None
@@ -111,6 +113,7 @@ class _Checker:
         self.st = _State()
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
         self._indexed: list[tuple[int, int]] = []
+        self._meta_start_set: set[int] | None = None
         self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
         self._insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
@@ -246,6 +249,7 @@ class _Checker:
                 for rec in comp.records("meta"):
                     count += 1
                     end = rec.offset + len(rec.data)
+                    self.st.meta_records.append(rec.offset)
                     try:
                         parsed = parse_payload(s.meta, rec, "meta")
                     except FormatError as exc:
@@ -266,15 +270,15 @@ class _Checker:
                         self.st.meta_stamps.append(stamp.total_nsec())
             except FormatError as exc:
                 self._reader_error(exc)
-                end = None  # type: ignore[assignment]
             if comp.trailing:
                 self.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
                          "the last record", offset=end)
-            if count == 0 and end is not None:
+            if count == 0 and not comp.trailing:
                 self.add("file.empty", comp.name, ".meta holds only its label (libpcp: empty archive)")
             if not self.st.descs:
                 self.add("meta.no-desc", comp.name, ".meta holds no metric descriptor")
-            self.st.meta_size = (end or 0) + len(b"".join(comp.trailing))
+            # offsets up to the end of the last whole record are what an index may name
+            self.st.meta_size = end
             if comp.version == 2 and self.st.meta_size > 0x7FFFFFFF:
                 self.add("file.too-large", comp.name, f"{self.st.meta_size} bytes; v2 offsets are 32-bit")
         finally:
@@ -495,6 +499,7 @@ class _Checker:
             if comp.trailing:
                 self.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
                          "the last record", offset=end)
+            info.end = end
             info.size = end + len(b"".join(comp.trailing))
             if version == 2 and info.size > 0x7FFFFFFF:
                 self.add("file.too-large", comp.name, f"{info.size} bytes; v2 offsets are 32-bit")
@@ -516,6 +521,7 @@ class _Checker:
             code = {"result.valfmt": "result.valfmt", "result.dptr": "result.dptr"}.get(exc.code, "result.decode")
             self.add(code, f, exc.message, record=i, offset=exc.location.offset, field=exc.location.field)
             self._structure(rec, version)
+            self.st.counters.clear()  # an unreadable record is a gap, as libpcp sees it
             return
         stamp = res.timestamp
         ns = stamp.total_nsec()
@@ -787,9 +793,14 @@ class _Checker:
             self.add("index.vol", f, f"volume {e.vol}", field="index.vol", **where)
         elif e.vol not in self.st.volumes:
             self.add("index.vol-missing", f, f"volume {e.vol} does not exist", field="index.vol", **where)
-        if not lsize <= e.off_meta <= max(self.st.meta_size, lsize):
-            self.add("index.offset", f, f"off_meta {e.off_meta} outside {lsize}..{self.st.meta_size}",
-                     field="index.off_meta", **where)
+        meta_end = self.st.meta_size
+        if meta_end is not None:
+            if not lsize <= e.off_meta <= meta_end:
+                self.add("index.offset", f, f"off_meta {e.off_meta} outside {lsize}..{meta_end}",
+                         field="index.off_meta", **where)
+            elif e.off_meta != meta_end and e.off_meta not in self._meta_starts():
+                self.add("index.boundary", f, f"off_meta {e.off_meta} is not the start of a .meta record",
+                         field="index.off_meta", **where)
         info = self.st.volumes.get(e.vol)
         if info is not None:
             if not lsize <= e.off_data <= info.size:
@@ -797,7 +808,7 @@ class _Checker:
                          field="index.off_data", **where)
             else:
                 k = bisect.bisect_left(info.offsets, e.off_data)
-                if e.off_data != info.size and (k == len(info.offsets) or info.offsets[k] != e.off_data):
+                if e.off_data not in (info.end, info.size) and (k == len(info.offsets) or info.offsets[k] != e.off_data):
                     self.add("index.boundary", f, f"off_data {e.off_data} is not the start of a record",
                              field="index.off_data", **where)
                 t = e.timestamp.total_nsec()
@@ -817,6 +828,11 @@ class _Checker:
                 self.add("index.vol-order", f, f"volume {e.vol} after {prev.vol}", field="index.vol", **where)
             elif e.vol == prev.vol and (e.off_data < prev.off_data or e.off_meta < prev.off_meta):
                 self.add("index.offset-order", f, "offsets decrease within one volume", field="index", **where)
+
+    def _meta_starts(self) -> set[int]:
+        if self._meta_start_set is None:
+            self._meta_start_set = set(self.st.meta_records)
+        return self._meta_start_set
 
     # -- across files --------------------------------------------------------------------
     def _cross_checks(self, labels: dict[str, Any]) -> None:

@@ -1182,6 +1182,9 @@ case("index-before-start", "the first index entry is 1 s before the archive star
 case("index-boundary", "the second index entry's off_data is 4 bytes into a result",
      ["index.boundary"])(_edit_entry(2, lambda ed, e: e.__setitem__("off_data", e.off_data + 4)))
 
+case("index-boundary-meta", "the second index entry's off_meta is 1 byte into a .meta record",
+     ["index.boundary"])(_edit_entry(2, lambda ed, e: e.__setitem__("off_meta", e.off_meta + 1)))
+
 
 @case("index-vol-order", "the second index entry names volume 1 (absent), the third volume 0",
       ["index.vol-order", "index.vol-missing"])
