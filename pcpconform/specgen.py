@@ -152,11 +152,19 @@ def _version_table() -> str:
 
 
 def _rules_table() -> str:
+    from .check.corpus import CASES, UNCOVERED
     from .check.rules import RULES
-    lines = ["| Code | Severity | Clause | Finding |", "|---|---|---|---|"]
-    lines += [f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} |"
-              for r in RULES.values()]
-    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(RULES)} rules).*"]
+    example: dict[str, str] = {}
+    for case in CASES:
+        for code in case.expect:
+            example.setdefault(code, f"`{case.name}`: {case.fault}")
+    lines = ["| Code | Severity | Clause | Finding | Example (invalid corpus case) |",
+             "|---|---|---|---|---|"]
+    for r in RULES.values():
+        ex = example.get(r.code) or f"none: {UNCOVERED.get(r.code, 'not covered')}"
+        lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
+    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(RULES)} rules) and the "
+              "invalid corpus `pcpconform.check.corpus.CASES`.*"]
     return "\n".join(lines)
 
 
