@@ -22,15 +22,19 @@ class Location:
     offset: int | None = None
     field: str | None = None
 
-    def __str__(self) -> str:
-        parts = [self.file]
+    def parts(self, field_word: str = "field ") -> list[str]:
+        """The known parts after the file: record, offset, field."""
+        parts = []
         if self.record is not None:
             parts.append(f"record {self.record}")
         if self.offset is not None:
             parts.append(f"offset {self.offset}")
         if self.field:
-            parts.append(f"field {self.field}")
-        return ", ".join(parts)
+            parts.append(f"{field_word}{self.field}")
+        return parts
+
+    def __str__(self) -> str:
+        return ", ".join([self.file, *self.parts()])
 
 
 class PcpConformError(Exception):

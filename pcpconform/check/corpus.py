@@ -626,12 +626,16 @@ def _(ed: ArchiveEdit) -> None:
         ed.remove("meta", i)
 
 
-@case("meta-tail", "4 zero bytes are added after the names of hinv.ncpu's descriptor", ["meta.tail"])
-def _(ed: ArchiveEdit) -> None:
-    i = ed.desc("hinv.ncpu")
+def _add_tail(ed: ArchiveEdit, i: int) -> None:
+    """Four zero bytes after the last field of .meta record i."""
     rec = ed.meta(i)
     rec.body.tail = b"\0\0\0\0"
     ed.put_meta(i, rec)
+
+
+@case("meta-tail", "4 zero bytes are added after the names of hinv.ncpu's descriptor", ["meta.tail"])
+def _(ed: ArchiveEdit) -> None:
+    _add_tail(ed, ed.desc("hinv.ncpu"))
 
 
 @case("desc-no-numnames", "hinv.ncpu's descriptor is cut to 32 bytes: no numnames word",
@@ -653,10 +657,7 @@ def _(ed: ArchiveEdit) -> None:
 
 @case("labelset-length", "4 zero bytes are added after the context label set", ["labelset.length"])
 def _(ed: ArchiveEdit) -> None:
-    i = ed.find_meta("label")
-    rec = ed.meta(i)
-    rec.body.tail = b"\0\0\0\0"
-    ed.put_meta(i, rec)
+    _add_tail(ed, ed.find_meta("label"))
 
 
 @case("labelset-length-nsets", "the context label record claims 3 label sets but holds 1",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import Location
 from .rules import RULES, Severity
 
 __all__ = ["Diagnostic", "Report", "DiagnosticLimit"]
@@ -29,14 +30,9 @@ class Diagnostic:
         return obj
 
     def location(self) -> str:
-        parts = [self.file]
-        if self.record is not None:
-            parts.append(f"record {self.record}")
-        if self.offset is not None:
-            parts.append(f"offset {self.offset}")
-        if self.field:
-            parts.append(self.field)
-        return ":".join(parts[:1]) + ("[" + ", ".join(parts[1:]) + "]" if len(parts) > 1 else "")
+        """``FILE[record R, offset O, field F]`` with the parts that are known."""
+        parts = Location(self.file, self.record, self.offset, self.field).parts(field_word="")
+        return self.file + (f"[{', '.join(parts)}]" if parts else "")
 
 
 class DiagnosticLimit(Exception):
