@@ -57,6 +57,53 @@ def _cmd_undump(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_interp(args: argparse.Namespace) -> int:
+    from .archive import Archive
+    from .errors import UsageError
+    from .fixture import FixtureError, parse_time
+    from .oracle.interp import interpolate
+    from .oracle.report import write_json, write_text
+    from .pmtypes import Timestamp
+
+    archive = Archive(args.archive)
+    for m in args.metric:
+        try:
+            archive.desc(m)
+        except KeyError:
+            raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
+    start = archive.start
+    if args.start:
+        text = args.start.strip()
+        try:
+            if text.startswith("+"):
+                start = Timestamp.from_nsec(start.total_nsec() + int(float(text[1:]) * 1e9))
+            else:
+                start = parse_time(text, "--start")
+        except (FixtureError, ValueError):
+            raise UsageError(f"--start {args.start!r}: not a time (epoch seconds, ISO 8601, or +SECONDS)") from None
+    end = max((r.timestamp for r in archive.results()), default=archive.start)
+    if not (archive.start.total_nsec() - 1_000_000 <= start.total_nsec() <= end.total_nsec() + 1_000_000):
+        raise UsageError(f"--start {start} is outside the archive ({archive.start} .. {end})")
+    interval = int(round(args.interval * 1e9))
+    if interval == 0:
+        raise UsageError("--interval must not be 0")
+    count = args.samples
+    if count is None:
+        span = end.total_nsec() - start.total_nsec() if interval > 0 else start.total_nsec() - archive.start.total_nsec()
+        count = max(span // abs(interval) + 1, 1)
+    samples = interpolate(archive, args.metric, start, interval, count, rules=args.rules)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.format == "json":
+            write_json(archive, samples, args.rules, out)
+        else:
+            write_text(archive, samples, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .fixture import load_fixture
     from .generate import generate_archive
@@ -117,6 +164,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out_base")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_rebuild)
+
+    p = sub.add_parser("interp", help="replay metrics at any times as libpcp's PM_MODE_INTERP does")
+    p.add_argument("archive")
+    p.add_argument("metric", nargs="+", help="metric name or pmID (60.0.4)")
+    p.add_argument("--start", help="first fetch: epoch seconds, ISO 8601, or +SECONDS from the archive start")
+    p.add_argument("--interval", type=float, default=1.0, help="seconds between fetches (negative: backwards)")
+    p.add_argument("--samples", type=int, help="number of fetches (default: to the end of the archive)")
+    p.add_argument("--rules", choices=("pcp-6.0", "pcp-6.3"), default="pcp-6.3")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output")
+    p.set_defaults(func=_cmd_interp)
 
     p = sub.add_parser("undump", help="write the archive a JSON Lines dump describes")
     p.add_argument("dump", help="a file written by 'dump --format jsonl', or - for stdin")

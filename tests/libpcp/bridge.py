@@ -162,3 +162,17 @@ def expected_value(mtype: str, value: Any) -> Any:
     if mtype == "aggregate":
         return "agg:" + bytes.fromhex(value).hex()
     raise ValueError(f"no encoding for type {mtype!r}")
+
+
+PM_INTERP = HERE / "pm_interp.py"
+
+
+def pm_interp(base: os.PathLike | str, start_sec: int, start_nsec: int, delta_nsec: int,
+              count: int, pmids: list[str]) -> dict:
+    """Replay ``base`` with libpcp's PM_MODE_INTERP; see pm_interp.py for the layout."""
+    proc = subprocess.run(_py_cmd(PM_INTERP, str(base), str(start_sec), str(start_nsec),
+                                  str(delta_nsec), str(count), *pmids),
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    if proc.returncode != 0:
+        raise LibpcpError(f"pm_interp.py {base}", proc)
+    return json.loads(proc.stdout)

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Replay an archive with libpcp's PM_MODE_INTERP and print what every fetch returns.
+
+Usage:  /usr/bin/python3 pm_interp.py BASE START_SEC START_NSEC DELTA_NSEC COUNT PMID...
+
+Runs under Debian's system python (PCP bindings). Prints one JSON document:
+  {"samples": [{"time": [sec, nsec], "eol": bool,
+                "values": {"d.c.i": {"numval": n, "values": [[inst, VALUE], ...]}}}]}
+VALUE is encoded as pm_read.py encodes it (ints; "f32:"/"f64:" bits; "str:" hex).
+"""
+
+import ctypes
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ["PCP_DERIVED_CONFIG"] = ""
+
+from pcp import pmapi  # noqa: E402
+import cpmapi as c_api  # noqa: E402
+
+from pm_read import encode_value, pmid_str  # noqa: E402
+
+
+def parse_pmid(text):
+    d, c, i = (int(x) for x in text.split("."))
+    return (d << 22) | (c << 10) | i
+
+
+def main(argv):
+    base, sec, nsec, delta_ns, count = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
+    pmids = [parse_pmid(p) for p in argv[6:]]
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
+    descs = {p: ctx.pmLookupDesc(p) for p in pmids}
+    pmid_array = (ctypes.c_uint * len(pmids))(*pmids)
+    sign = -1 if delta_ns < 0 else 1
+    delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
+    ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
+    samples = []
+    t = sec * 10**9 + nsec
+    for _ in range(count):
+        entry = {"time": [t // 10**9, t % 10**9], "eol": False, "values": {}}
+        try:
+            r = ctx.pmFetchHighRes(pmid_array)
+        except pmapi.pmErr as exc:
+            if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
+                entry["eol"] = True
+                samples.append(entry)
+                t += delta_ns
+                continue
+            raise
+        res = r.contents
+        for k in range(res.numpmid):
+            vsp = res.get_vset(k)
+            pmid = vsp.contents.pmid
+            vtype = descs[pmid].contents.type
+            vs = vsp.contents
+            vals = []
+            for j in range(max(vs.numval, 0)):
+                vl = res.get_vlist(k, j)   # vs.vlist is declared with one element
+                vals.append([vl.inst, encode_value(vs.valfmt, vl, vtype)])
+            entry["values"][pmid_str(pmid)] = {"numval": vs.numval, "values": sorted(vals)}
+        ctx.pmFreeHighResResult(r)
+        samples.append(entry)
+        t += delta_ns
+    json.dump({"samples": samples}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
