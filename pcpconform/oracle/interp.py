@@ -19,6 +19,7 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
+import math
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -61,23 +62,45 @@ def _wrap(value: int, bits: int, signed: bool) -> int:
     return value - (1 << bits) if signed and value >> (bits - 1) else value
 
 
+def _c_int(x: float, bits: int) -> int:
+    """C's conversion of a double to a signed integer on x86-64 (cvttsd2si): truncation,
+    and the "integer indefinite" value (the most negative integer) when out of range."""
+    low = -(1 << (bits - 1))
+    if x != x:
+        return low
+    t = math.trunc(x)
+    return t if low <= t < -low else low
+
+
+def _c_uint(x: float, bits: int) -> int:
+    """C's conversion of a double to an unsigned integer as gcc emits it on x86-64."""
+    if bits == 32:                      # through a 64-bit signed conversion, low 32 bits
+        return _c_int(x, 64) & 0xFFFFFFFF
+    if x < 2.0 ** 63:
+        return _c_int(x, 64) & 0xFFFFFFFFFFFFFFFF
+    return (_c_int(x - 2.0 ** 63, 64) ^ (1 << 63)) & 0xFFFFFFFFFFFFFFFF
+
+
 def counter_value(ptype: int, p: Any, n: Any, f: float, d: float) -> Any:
     """libpcp's counter interpolation of prior p and next n, f seconds after the prior,
-    d seconds between them (A.5 of the reference; no $PCP_COUNTER_WRAP)."""
+    d seconds between them (INTERP-VAL-2; no $PCP_COUNTER_WRAP). Results out of the
+    type's range convert as C does on x86-64 (INTERP-VAL-7)."""
     if ptype == PmType.I32:
         delta = _wrap(n - p, 32, True)
-        return _wrap(int(0.5 + p + (f * delta) / d), 32, True)
+        return _c_int(0.5 + p + (f * delta) / d, 32)
     if ptype == PmType.U32:
         if n >= p:
-            return int(0.5 + p + f * (n - p) / d) & 0xFFFFFFFF
-        return int(0.5 + p - f * (p - n) / d) & 0xFFFFFFFF
+            return _c_uint(0.5 + p + f * (n - p) / d, 32)
+        return _c_uint(0.5 + p - f * (p - n) / d, 32)
     if ptype == PmType.I64:
         delta = _wrap(n - p, 64, True)
-        return _wrap(int(0.5 + float(p) + f * float(delta) / d), 64, True)
+        return _c_int(0.5 + float(p) + f * float(delta) / d, 64)
     if ptype == PmType.U64:
-        if n >= p:
-            return int(0.5 + float(p) + f * float(n - p) / d) & 0xFFFFFFFFFFFFFFFF
-        return int(0.5 + float(p) - f * float(p - n) / d) & 0xFFFFFFFFFFFFFFFF
+        # libpcp holds U64 bounds in signed 64-bit variables: compare and subtract signed
+        ps, ns = _wrap(p, 64, True), _wrap(n, 64, True)
+        if ns >= ps:
+            return _c_uint(0.5 + float(ps) + f * float(_wrap(ns - ps, 64, True)) / d, 64)
+        return _c_uint(0.5 + float(ps) - f * float(_wrap(ps - ns, 64, True)) / d, 64)
     if ptype == PmType.FLOAT:
         return F32(_f32(float(p) + f * _f32(float(n) - float(p)) / d))
     return float(p) + f * (float(n) - float(p)) / d
