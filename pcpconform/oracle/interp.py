@@ -108,8 +108,7 @@ def counter_value(ptype: int, p: Any, n: Any, f: float, d: float) -> Any:
 
 @dataclass
 class _Series:
-    times: list[float] = field(default_factory=list)      # relative doubles, for comparisons
-    stamps: list[Timestamp] = field(default_factory=list)  # the records' own times
+    times: list[float] = field(default_factory=list)      # start-relative (INTERP-TIME-1)
     values: list[Any] = field(default_factory=list)
 
 
@@ -144,7 +143,6 @@ class Replay:
                     for inst, value in vs.values:
                         s = self.series.setdefault((vs.pmid, inst), _Series())
                         s.times.append(t)
-                        s.stamps.append(res.timestamp)
                         s.values.append(value)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
         self._prev_time: float | None = None
@@ -175,26 +173,26 @@ class Replay:
         gone = min(later, default=None)
         return gone is None or t < gone
 
-    def _bounds(self, s: _Series | None, t: float) -> tuple[tuple[float, Any, Any] | None,
-                                                             tuple[float, Any, Any] | None]:
-        """(prior, next) events: (time, value, stamp) for an observation, value None for a mark."""
+    def _bounds(self, s: _Series | None, t: float) -> tuple[tuple[float, Any] | None,
+                                                             tuple[float, Any] | None]:
+        """(prior, next) events: (time, value) for an observation, (time, None) for a mark."""
         prior = nxt = None
         if s is not None:
             i = bisect.bisect_right(s.times, t)
             if i:
-                prior = (s.times[i - 1], s.values[i - 1], s.stamps[i - 1])
+                prior = (s.times[i - 1], s.values[i - 1])
             j = bisect.bisect_left(s.times, t)
             if j < len(s.times):
-                nxt = (s.times[j], s.values[j], s.stamps[j])
+                nxt = (s.times[j], s.values[j])
         m = bisect.bisect_right(self.marks, t)
         if m and (prior is None or self.marks[m - 1] > prior[0]):
-            prior = (self.marks[m - 1], None, None)
+            prior = (self.marks[m - 1], None)
         m = bisect.bisect_left(self.marks, t)
         if m < len(self.marks) and (nxt is None or self.marks[m] < nxt[0]):
-            nxt = (self.marks[m], None, None)
+            nxt = (self.marks[m], None)
         return prior, nxt
 
-    def value_at(self, pmid: int, inst: int, t: float, when: Timestamp) -> Any:
+    def value_at(self, pmid: int, inst: int, t: float) -> Any:
         desc = self.descs[pmid]
         if not self._alive(desc, inst, t):
             return NoValue("not alive")
@@ -209,7 +207,7 @@ class Replay:
                 return NoValue("no next")
             if nxt[1] is None:
                 return NoValue("mark")
-        tp, p, pstamp = prior
+        tp, p = prior
         if ptype not in _NUMERIC:
             return p
         if tp == t:
@@ -241,7 +239,7 @@ class Replay:
             elif desc.sem == PmSem.COUNTER and crossed and self._prev_had.get(pmid):
                 values = {inst: NoValue("counter across mark") for inst in self.instances[pmid]}
             else:
-                values = {inst: self.value_at(pmid, inst, t, when) for inst in self.instances[pmid]}
+                values = {inst: self.value_at(pmid, inst, t) for inst in self.instances[pmid]}
             self._prev_had[pmid] = any(not isinstance(v, NoValue) for v in values.values())
             sample.values[pmid] = values
         return sample
