@@ -11,12 +11,15 @@ for it, while any other result is walked field by field.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import operator
 import os
 import re
 import struct
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from ..schema import (
     TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
     event_array, structs,
 )
+from ..values import BLOCK_PAYLOAD_SIZE
 from ..writer import valfmt_for
 from .diagnostics import DiagnosticLimit, Report
 
@@ -49,7 +53,6 @@ _READER_CODES = {
 }
 _NAME_RE = re.compile(rb"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
 _LABEL_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,253}")
-_FIXED_PAYLOAD = {PmType.I64: 8, PmType.U64: 8, PmType.DOUBLE: 8, PmType.FLOAT: 4}
 _PLAUSIBLE_ERR = range(-12345 - 8999, 0)
 
 
@@ -114,6 +117,7 @@ class _Checker:
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
         self._indexed: list[tuple[int, int]] = []
         self._meta_start_set: set[int] | None = None
+        self._running_max: dict[int, list[int]] = {}
         self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
         self._insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
@@ -224,23 +228,28 @@ class _Checker:
             self.add("time.fraction", file, f"fraction of a second out of range in {ts}",
                      record=record, offset=offset, field=fld)
 
-    def _open(self, path: Path) -> Component | None:
+    @contextmanager
+    def _component(self, path: Path, vol: int, labels: dict[str, Any]) -> Iterator[Component | None]:
+        """An opened component with its label checked, or None (reported) if it cannot open."""
         comp = Component(path, max_bytes=self.limit)
         try:
             comp.__enter__()
         except FormatError as exc:
             self._reader_error(exc)
             comp.__exit__()
-            return None
-        return comp
+            yield None
+            return
+        try:
+            self._label(comp, vol, labels)
+            yield comp
+        finally:
+            comp.__exit__()
 
     # -- .meta ---------------------------------------------------------------------------
     def _check_meta(self, path: Path, labels: dict[str, Any]) -> None:
-        comp = self._open(path)
-        if comp is None:
-            return
-        try:
-            self._label(comp, PM_LOG_VOL_META, labels)
+        with self._component(path, PM_LOG_VOL_META, labels) as comp:
+            if comp is None:
+                return
             s = structs(comp.version)
             count = 0
             end = LABEL_SIZE[comp.version]
@@ -281,8 +290,6 @@ class _Checker:
             self.st.meta_size = end
             if comp.version == 2 and self.st.meta_size > 0x7FFFFFFF:
                 self.add("file.too-large", comp.name, f"{self.st.meta_size} bytes; v2 offsets are 32-bit")
-        finally:
-            comp.__exit__()
 
     @staticmethod
     def _decode_code(rec: RawRecord) -> str:
@@ -478,12 +485,10 @@ class _Checker:
 
     # -- data volumes --------------------------------------------------------------------
     def _check_volume(self, vol: int, path: Path, labels: dict[str, Any], first: bool) -> None:
-        comp = self._open(path)
-        if comp is None:
-            return
-        info = self.st.volumes[vol] = _Volume(path)
-        try:
-            self._label(comp, vol, labels)
+        with self._component(path, vol, labels) as comp:
+            if comp is None:
+                return
+            info = self.st.volumes[vol] = _Volume(path)
             version = comp.version
             types = {pmid: d.type for pmid, d in self.st.descs.items()}
             count = 0
@@ -507,8 +512,6 @@ class _Checker:
             if count == 0:
                 code = "file.empty" if first else "file.empty-volume"
                 self.add(code, comp.name, "the volume holds only its label")
-        finally:
-            comp.__exit__()
 
     def _result(self, rec: RawRecord, version: int, types: dict[int, int], info: _Volume) -> None:
         f, i = rec.file, rec.index
@@ -722,7 +725,7 @@ class _Checker:
             self.add("value.vtype", f, f"{PmID(pmid)}: block type {vtype}, descriptor type {dtype}",
                      field=fld, **where)
             return
-        size = _FIXED_PAYLOAD.get(vtype)  # type: ignore[call-overload]
+        size = BLOCK_PAYLOAD_SIZE.get(vtype)  # type: ignore[call-overload]
         if size is not None and len(payload) != size:
             self.add("value.vlen", f, f"{PmID(pmid)}: {len(payload)}-byte payload for a "
                      f"{PmType(vtype).token}", field=fld, **where)
@@ -751,11 +754,9 @@ class _Checker:
 
     # -- index ---------------------------------------------------------------------------
     def _check_index(self, path: Path, labels: dict[str, Any]) -> None:
-        comp = self._open(path)
-        if comp is None:
-            return
-        try:
-            self._label(comp, PM_LOG_VOL_TI, labels)
+        with self._component(path, PM_LOG_VOL_TI, labels) as comp:
+            if comp is None:
+                return
             version = comp.version
             lsize = LABEL_SIZE[version]
             prev = None
@@ -778,8 +779,6 @@ class _Checker:
                 info = self.st.volumes[vol]
                 if info.offsets and (vol, lsize) not in indexed:
                     self.add("volume.switch-unindexed", comp.name, f"volume {vol} starts with no index entry")
-        finally:
-            comp.__exit__()
 
     def _index_entry(self, f: str, n: int, offset: int, e: Any, prev: Any, lsize: int) -> None:
         where = {"record": n, "offset": offset}
@@ -812,12 +811,12 @@ class _Checker:
                     self.add("index.boundary", f, f"off_data {e.off_data} is not the start of a record",
                              field="index.off_data", **where)
                 t = e.timestamp.total_nsec()
-                if k and info.stamps and max(info.stamps[:min(k, len(info.stamps))], default=t) > t:
+                if k and info.stamps and self._latest(info.stamps, min(k, len(info.stamps))) > t:
                     self.add("index.invariant", f, f"a record before off_data {e.off_data} is later than {e.timestamp}",
                              field="index.off_data", **where)
             self._indexed.append((e.vol, e.off_data))
         m = bisect.bisect_left(self.st.meta_offsets, e.off_meta)
-        if m and max(self.st.meta_stamps[:m]) > e.timestamp.total_nsec():
+        if m and self._latest(self.st.meta_stamps, m) > e.timestamp.total_nsec():
             self.add("index.invariant", f, f"a .meta record before off_meta {e.off_meta} is later than {e.timestamp}",
                      field="index.off_meta", **where)
         if prev is not None:
@@ -828,6 +827,14 @@ class _Checker:
                 self.add("index.vol-order", f, f"volume {e.vol} after {prev.vol}", field="index.vol", **where)
             elif e.vol == prev.vol and (e.off_data < prev.off_data or e.off_meta < prev.off_meta):
                 self.add("index.offset-order", f, "offsets decrease within one volume", field="index", **where)
+
+    def _latest(self, stamps: list[int], count: int) -> int:
+        """The latest of the first ``count`` stamps; running maxima computed once per list
+        (the index pass runs after the lists are complete)."""
+        running = self._running_max.get(id(stamps))
+        if running is None:
+            running = self._running_max[id(stamps)] = list(itertools.accumulate(stamps, max))
+        return running[count - 1]
 
     def _meta_starts(self) -> set[int]:
         if self._meta_start_set is None:
