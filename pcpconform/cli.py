@@ -61,14 +61,15 @@ def _cmd_interp(args: argparse.Namespace) -> int:
     from .archive import Archive
     from .errors import UsageError
     from .fixture import FixtureError, parse_time
-    from .oracle.interp import interpolate
+    from .oracle.interp import Replay
     from .oracle.report import write_json, write_text
     from .pmtypes import Timestamp
 
     archive = Archive(args.archive)
+    pmids = []
     for m in args.metric:
         try:
-            archive.desc(m)
+            pmids.append(int(archive.desc(m).pmid))
         except KeyError:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
     start = archive.start
@@ -81,7 +82,8 @@ def _cmd_interp(args: argparse.Namespace) -> int:
                 start = parse_time(text, "--start")
         except (FixtureError, ValueError):
             raise UsageError(f"--start {args.start!r}: not a time (epoch seconds, ISO 8601, or +SECONDS)") from None
-    end = max((r.timestamp for r in archive.results()), default=archive.start)
+    replay = Replay(archive, pmids, rules=args.rules)   # the one pass over the archive
+    end = replay.last
     if not (archive.start.total_nsec() - 1_000_000 <= start.total_nsec() <= end.total_nsec() + 1_000_000):
         raise UsageError(f"--start {start} is outside the archive ({archive.start} .. {end})")
     interval = int(round(args.interval * 1e9))
@@ -91,7 +93,7 @@ def _cmd_interp(args: argparse.Namespace) -> int:
     if count is None:
         span = end.total_nsec() - start.total_nsec() if interval > 0 else start.total_nsec() - archive.start.total_nsec()
         count = max(span // abs(interval) + 1, 1)
-    samples = interpolate(archive, args.metric, start, interval, count, rules=args.rules)
+    samples = replay.schedule(start, interval, count)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.format == "json":

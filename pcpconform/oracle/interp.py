@@ -131,10 +131,12 @@ class Replay:
         self.series: dict[tuple[int, int], _Series] = {}
         self.marks: list[float] = []
         self.end = 0.0
+        self.last = archive.start               # the latest record time, absolute
         wanted = set(self.descs)
         for res in archive.results():          # one forward pass, whatever the schedule
             t = self.rel(res.timestamp)
-            self.end = max(self.end, t)
+            if t > self.end:
+                self.end, self.last = t, res.timestamp
             if res.is_mark:
                 self.marks.append(t)
                 continue
@@ -245,15 +247,19 @@ class Replay:
         return sample
 
 
+    def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+        """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign)."""
+        at = start.total_nsec()
+        out = []
+        for _ in range(count):
+            out.append(self.fetch(Timestamp.from_nsec(at)))
+            at += interval_nsec
+        return out
+
+
 def interpolate(archive: Archive, metrics: Sequence[int | str], start: Timestamp,
                 interval_nsec: int, count: int, *, rules: str = "pcp-6.3") -> list[Sample]:
-    """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign)."""
+    """Replay ``metrics`` (names or pmIDs) on a schedule; see Replay.schedule."""
     pmids = [int(archive.desc(m).pmid) for m in metrics]
-    replay = Replay(archive, pmids, rules=rules)
-    at = start.total_nsec()
-    out = []
-    for _ in range(count):
-        out.append(replay.fetch(Timestamp.from_nsec(at)))
-        at += interval_nsec
-    return out
+    return Replay(archive, pmids, rules=rules).schedule(start, interval_nsec, count)
 
