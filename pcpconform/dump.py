@@ -21,7 +21,7 @@ from .pmtypes import (
 )
 from .reader import Component, parse_payload
 from .schema import (
-    structs,
+    INDEX_ENTRY_SIZE, structs,
     TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
     TYPE_TEXT,
 )
@@ -204,10 +204,6 @@ def _trailing(comp: Component, file: str, record: int, offset: int) -> Iterator[
                "bytes": escape_bytes(b"".join(comp.trailing))}
 
 
-def idx_entry_size(version: int) -> int:
-    return structs(version).index_entry_size
-
-
 def _loc(kind: str, file: str, record: int, offset: int) -> dict[str, Any]:
     return {"kind": kind, "file": file, "record": record, "offset": offset}
 
@@ -241,7 +237,7 @@ def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
                 yield {**_loc("index", "index", number, offset),
                        "timestamp": _stamp(e.timestamp), "vol": e.vol,
                        "off_meta": e.off_meta, "off_data": e.off_data}
-                offset += idx_entry_size(idx.version)
+                offset += INDEX_ENTRY_SIZE[idx.version]
             yield from _trailing(idx, "index", number + 1, offset)
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
     for vol in sorted(archive.files.volumes):
