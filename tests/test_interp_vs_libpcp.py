@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pcpconform.archive import Archive
 from pcpconform.fixture import load_fixture
 from pcpconform.generate import generate_archive
-from pcpconform.oracle.interp import NoValue, interpolate
+from pcpconform.oracle.interp import DEVIATIONS, NoValue, interpolate
 from pcpconform.pmtypes import PmID, Timestamp
 from pcpconform.strategies import fixtures
 from tests.conftest import needs_libpcp
@@ -24,10 +24,10 @@ pytestmark = [pytest.mark.libpcp, needs_libpcp]
 
 
 def oracle_view(base: Path, start: Timestamp, delta: int, count: int, pmids: list[int],
-                rules: str = "pcp-6.0") -> list[dict]:
+                rules: str = "pcp-6.0", emulate: tuple[str, ...] = ()) -> list[dict]:
     a = Archive(base)
     out = []
-    for s in interpolate(a, pmids, start, delta, count, rules=rules):
+    for s in interpolate(a, pmids, start, delta, count, rules=rules, emulate=emulate):
         values = {}
         if not s.eol:
             for pmid, insts in s.values.items():
@@ -78,7 +78,7 @@ def test_seed_worked_example_matches_libpcp(tmp_path: Path, rules: str) -> None:
 @settings(max_examples=int(os.environ.get("PCPCONFORM_INTERP_EXAMPLES", "40")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_random_archives_and_forward_schedules_match_libpcp(tmp_path_factory, rules, data) -> None:
+def test_random_archives_and_schedules_match_libpcp(tmp_path_factory, rules, data) -> None:
     fixture = data.draw(fixtures(), label="fixture")
     base = tmp_path_factory.mktemp("interp") / "a"
     generate_archive(fixture, base)
@@ -90,10 +90,17 @@ def test_random_archives_and_forward_schedules_match_libpcp(tmp_path_factory, ru
     start = Timestamp.from_nsec(first[0].total_nsec() + offset)
     delta = data.draw(st.integers(1, max(span // 3, 1)) | st.sampled_from([10**9, 250_000_000]),
                       label="delta ns")
+    if data.draw(st.booleans(), label="backwards"):
+        delta = -delta
     count = data.draw(st.integers(1, 12), label="count")
     # INTERP-EOL-2: libpcp's end-of-log edges within 1 ms of the ends are not modelled
     lo, hi = first[0].total_nsec(), first[-1].total_nsec()
     times = [start.total_nsec() + k * delta for k in range(count)]
     assume(not any(lo - 2_000_000 <= t < lo or hi < t <= hi + 2_000_000 for t in times))
-    assert oracle_view(base, start, delta, count, pmids, rules) == \
-        libpcp_view(base, start, delta, count, pmids, rules)
+    try:
+        theirs = libpcp_view(base, start, delta, count, pmids, rules)
+    except bridge.LibpcpError as exc:
+        # INTERP-DEV-4: libpcp itself crashes on some backward replays; nothing to compare
+        assume(exc.proc.returncode >= 0)
+        raise
+    assert oracle_view(base, start, delta, count, pmids, rules, tuple(DEVIATIONS)) == theirs

@@ -19,19 +19,27 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from ..archive import Archive
 from ..pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from ..values import F32
 
-__all__ = ["RULE_SETS", "NoValue", "Sample", "Replay", "interpolate"]
+__all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
 RULE_SETS = ("pcp-6.0", "pcp-6.3")
+#: libpcp's known departures from the rules, by name -> the spec clause that describes them.
+#: The oracle computes the rules; ``emulate`` asks it to reproduce a deviation instead.
+DEVIATIONS = {
+    "mark-first-fetch": "INTERP-DEV-2",
+    "discrete-stale-next": "INTERP-DEV-3",
+}
 _NUMERIC = {PmType.I32, PmType.U32, PmType.I64, PmType.U64, PmType.FLOAT, PmType.DOUBLE}
 _CALIPER = 16          # libpcp's HASH_THRESHOLD: lifetime checks for indoms this large
 _EDGE = 0.001          # fetches within 1 ms outside the archive still interpolate
@@ -112,18 +120,42 @@ class _Series:
     values: list[Any] = field(default_factory=list)
 
 
+def _round_bits(x: Fraction, bits: int) -> Fraction:
+    """x rounded to a binary floating-point number with ``bits`` of mantissa, ties to even."""
+    if x == 0:
+        return x
+    mag = abs(x)
+    e = mag.numerator.bit_length() - mag.denominator.bit_length()
+    if Fraction(2) ** e > mag:
+        e -= 1
+    scale = Fraction(2) ** (bits - 1 - e)
+    return Fraction(round(x * scale)) / scale      # round() on a Fraction is half-even
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sub_parts(dsec: int, dnsec: int) -> float:
+    whole = _round_bits(dsec + _round_bits(Fraction(dnsec, 1_000_000_000), 64), 64)
+    return float(whole)                      # float(Fraction) rounds to nearest, as (double)
+
+
 def _sub(a: Timestamp, b: Timestamp) -> float:
-    """a - b in seconds as libpcp computes it: the nanosecond difference, divided once
-    (measured: summing seconds and a fraction differs from libpcp in the last bit)."""
-    return ((a.sec - b.sec) * 1_000_000_000 + (a.nsec - b.nsec)) / 1e9
+    """a - b in seconds exactly as libpcp's __pmTimestampSub computes it on x86-64:
+    ``(double)(dsec + (long double)dnsec / 1e9L)``, i.e. the nanosecond quotient and the sum
+    in 80-bit extended precision (64-bit mantissa), then rounded to double (INTERP-TIME-1)."""
+    return _sub_parts(a.sec - b.sec, a.nsec - b.nsec)
 
 
 class Replay:
     """An archive's observations of some metrics, replayed at any times."""
 
-    def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3") -> None:
+    def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3",
+                 emulate: Iterable[str] = ()) -> None:
         if rules not in RULE_SETS:
             raise ValueError(f"rules must be one of {', '.join(RULE_SETS)}")
+        self.emulate = frozenset(emulate)
+        unknown = self.emulate - DEVIATIONS.keys()
+        if unknown:
+            raise ValueError(f"unknown deviation {sorted(unknown)[0]!r}; known: {', '.join(DEVIATIONS)}")
         self.archive = archive
         self.rules = rules
         self.start = archive.start
@@ -149,6 +181,15 @@ class Replay:
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
         self._prev_time: float | None = None
         self._prev_had: dict[int, bool] = {}
+        # libpcp's remembered upper bound per (pmid, inst): only refreshed when an event
+        # at or after the fetch time exists (INTERP-DEV-3)
+        self._held_next: dict[tuple[int, int], tuple[float, Any]] = {}
+        self.direction = 1                   # sign of the schedule's interval
+        self._index = [(self.rel(e.timestamp), e) for e in archive.index_entries()]
+        self._positioned: float | None = None   # INTERP-DEV-2: the first fetch's index point
+        # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
+        # between them (libpcp reads no records then, so it never sees the mark)
+        self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
 
     def rel(self, ts: Timestamp) -> float:
         """Seconds from the archive start, computed as libpcp does (in double)."""
@@ -194,11 +235,74 @@ class Replay:
             nxt = (self.marks[m], None)
         return prior, nxt
 
+    def _index_point(self, t: float) -> float | None:
+        """The time of the index entry libpcp's first positioning chooses for t: the entry
+        at t, else the nearer of the entries around t (ties to the later one)."""
+        stamps = [stamp for stamp, _ in self._index]
+        if not stamps:
+            return None
+        j = next((i for i, stamp in enumerate(stamps) if stamp >= t), len(stamps))
+        if j < len(stamps) and stamps[j] == t:
+            return stamps[j]
+        if j < 1:
+            return stamps[0]
+        if j == len(stamps):
+            return stamps[-1]
+        return stamps[j] if stamps[j] - t <= t - stamps[j - 1] else stamps[j - 1]
+
+    def _first_fetch_bound(self, s: _Series | None, t: float) -> tuple[str, tuple[float, Any]] | None:
+        """INTERP-DEV-2: the bound libpcp's first positioning sets while skipping marks:
+        reading forwards from the index point up to t (non-positive interval) gives the
+        latest observation in [point, t] as prior; reading backwards from an index point
+        after t (positive interval) gives the earliest observation in (t, point) as next."""
+        g = self._positioned
+        if g is None or s is None:
+            return None
+        if self.direction <= 0 and g <= t:
+            i = bisect.bisect_right(s.times, t)
+            if i and s.times[i - 1] >= g:
+                return "prior", (s.times[i - 1], s.values[i - 1])
+        elif self.direction > 0 and g > t:
+            j = bisect.bisect_right(s.times, t)
+            if j < len(s.times) and s.times[j] < g:
+                return "next", (s.times[j], s.values[j])
+        return None
+
+    def _first_fetch_bounds(self, pmid: int, inst: int, series: _Series | None, t: float,
+                            prior: Any, nxt: Any) -> tuple[Any, Any]:
+        key = (pmid, inst)
+        held = self._held_pair.get(key)
+        if held is not None:
+            if held[0][0] <= t <= held[1][0]:
+                return held
+            del self._held_pair[key]
+        override = self._first_fetch_bound(series, t)
+        if override is None:
+            return prior, nxt
+        prior, nxt = (override[1], nxt) if override[0] == "prior" else (prior, override[1])
+        if prior is not None and nxt is not None and prior[1] is not None and nxt[1] is not None:
+            self._held_pair[key] = (prior, nxt)
+        return prior, nxt
+
+    def _hidden_marks(self, pmid: int) -> list[tuple[float, float]]:
+        return [(p[0], n[0]) for (m, _), (p, n) in self._held_pair.items() if m == pmid]
+
     def value_at(self, pmid: int, inst: int, t: float) -> Any:
         desc = self.descs[pmid]
         if not self._alive(desc, inst, t):
             return NoValue("not alive")
-        prior, nxt = self._bounds(self.series.get((pmid, inst)), t)
+        series = self.series.get((pmid, inst))
+        prior, nxt = self._bounds(series, t)
+        if "mark-first-fetch" in self.emulate:
+            prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
+        held = self._held_next.get((pmid, inst))
+        if nxt is not None:
+            self._held_next[(pmid, inst)] = nxt
+        elif (held is not None and held[1] is not None and "discrete-stale-next" in self.emulate
+              and self.rules == "pcp-6.3" and desc.sem == PmSem.DISCRETE
+              and desc.type in _NUMERIC and prior is not None and prior[1] is not None
+              and prior[0] != t):
+            return held[1]          # INTERP-DEV-3: the stale upper bound wins the midpoint test
         if prior is None:
             return NoValue("no prior")
         if prior[1] is None:
@@ -228,13 +332,16 @@ class Replay:
         """What one INTERP fetch at ``when`` returns (updates the mark-crossing state)."""
         t = self.rel(when)
         prev, self._prev_time = self._prev_time, t
+        self._positioned = self._index_point(t) if prev is None else None
         if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
             return Sample(when, eol=True)
-        crossed = prev is not None and any(
-            min(prev, t) < m <= max(prev, t) if t >= prev else min(prev, t) <= m < max(prev, t)
-            for m in self.marks)
+        between = [] if prev is None else [
+            m for m in self.marks
+            if (min(prev, t) < m <= max(prev, t) if t >= prev else min(prev, t) <= m < max(prev, t))]
         sample = Sample(when)
         for pmid, desc in self.descs.items():
+            hidden = self._hidden_marks(pmid)
+            crossed = any(not any(lo < m < hi for lo, hi in hidden) for m in between)
             values: dict[int, Any] = {}
             if desc.sem == PmSem.COUNTER and desc.type not in _NUMERIC:
                 values = {}
@@ -250,6 +357,7 @@ class Replay:
     def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
         """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign)."""
         at = start.total_nsec()
+        self.direction = 1 if interval_nsec > 0 else -1
         out = []
         for _ in range(count):
             out.append(self.fetch(Timestamp.from_nsec(at)))
@@ -258,8 +366,9 @@ class Replay:
 
 
 def interpolate(archive: Archive, metrics: Sequence[int | str], start: Timestamp,
-                interval_nsec: int, count: int, *, rules: str = "pcp-6.3") -> list[Sample]:
+                interval_nsec: int, count: int, *, rules: str = "pcp-6.3",
+                emulate: Iterable[str] = ()) -> list[Sample]:
     """Replay ``metrics`` (names or pmIDs) on a schedule; see Replay.schedule."""
     pmids = [int(archive.desc(m).pmid) for m in metrics]
-    return Replay(archive, pmids, rules=rules).schedule(start, interval_nsec, count)
+    return Replay(archive, pmids, rules=rules, emulate=emulate).schedule(start, interval_nsec, count)
 
