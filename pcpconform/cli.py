@@ -60,10 +60,9 @@ def _cmd_undump(args: argparse.Namespace) -> int:
 def _cmd_interp(args: argparse.Namespace) -> int:
     from .archive import Archive
     from .errors import UsageError
-    from .fixture import FixtureError, parse_time
-    from .oracle.interp import Replay
-    from .oracle.report import write_json, write_text
-    from .pmtypes import Timestamp
+    from .oracle.interp import DEVIATIONS, Replay
+    from .oracle.report import write_csv, write_json, write_text
+    from .oracle.schedule import instance_filter, parse_interval, parse_when, rate_convert
 
     archive = Archive(args.archive)
     pmids = []
@@ -72,34 +71,48 @@ def _cmd_interp(args: argparse.Namespace) -> int:
             pmids.append(int(archive.desc(m).pmid))
         except KeyError:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
-    start = archive.start
-    if args.start:
-        text = args.start.strip()
-        try:
-            if text.startswith("+"):
-                start = Timestamp.from_nsec(start.total_nsec() + int(float(text[1:]) * 1e9))
-            else:
-                start = parse_time(text, "--start")
-        except (FixtureError, ValueError):
-            raise UsageError(f"--start {args.start!r}: not a time (epoch seconds, ISO 8601, or +SECONDS)") from None
-    replay = Replay(archive, pmids, rules=args.rules)   # the one pass over the archive
-    end = replay.last
-    if not (archive.start.total_nsec() - 1_000_000 <= start.total_nsec() <= end.total_nsec() + 1_000_000):
-        raise UsageError(f"--start {start} is outside the archive ({archive.start} .. {end})")
-    interval = int(round(args.interval * 1e9))
+    emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
+    replay = Replay(archive, pmids, rules=args.rules, emulate=emulate)   # the one pass
+    first, last = archive.start, replay.last
+    start = parse_when(args.start, "--start", first, last) if args.start else None
+    end = parse_when(args.end, "--end", first, last) if args.end else None
+    interval = parse_interval(args.interval, "--interval")
     if interval == 0:
         raise UsageError("--interval must not be 0")
+    if start is None:
+        start = first if interval > 0 else last
+    lo, hi = first.total_nsec() - 1_000_000, last.total_nsec() + 1_000_000
+    if not lo <= start.total_nsec() <= hi:
+        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
     count = args.samples
     if count is None:
-        span = end.total_nsec() - start.total_nsec() if interval > 0 else start.total_nsec() - archive.start.total_nsec()
-        count = max(span // abs(interval) + 1, 1)
+        stop = (end or (last if interval > 0 else first)).total_nsec()
+        count = max((stop - start.total_nsec()) // interval + 1, 1)
+    elif count < 1:
+        raise UsageError("--samples must be at least 1")
+    if args.instances:
+        wanted = [w for arg in args.instances for w in arg.split(",") if w]
+        for pmid in pmids:
+            desc = archive.desc(pmid)
+            if desc.indom.is_null:
+                raise UsageError(f"--instances: {archive.metric_name(pmid)} has no instance domain")
+            names = {i: n for r in archive.indom_history(desc.indom) for i, n in r.instances.items()}
+            keep = instance_filter(names, wanted, archive.metric_name(pmid))
+            replay.instances[pmid] = [i for i in replay.instances[pmid] if i in keep]
     samples = replay.schedule(start, interval, count)
+    if args.rate:
+        samples = rate_convert(samples, replay.descs)
+    if args.plot:
+        from .oracle.plot import plot_replay
+        plot_replay(replay, samples, args.plot, title=f"{args.archive} ({args.rules})")
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.format == "json":
-            write_json(archive, samples, args.rules, out)
+            write_json(archive, samples, args.rules, out, rate=args.rate, emulate=emulate)
+        elif args.format == "csv":
+            write_csv(archive, samples, out, rate=args.rate)
         else:
-            write_text(archive, samples, out)
+            write_text(archive, samples, out, rate=args.rate)
     finally:
         if out is not sys.stdout:
             out.close()
@@ -170,11 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("interp", help="replay metrics at any times as libpcp's PM_MODE_INTERP does")
     p.add_argument("archive")
     p.add_argument("metric", nargs="+", help="metric name or pmID (60.0.4)")
-    p.add_argument("--start", help="first fetch: epoch seconds, ISO 8601, or +SECONDS from the archive start")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between fetches (negative: backwards)")
-    p.add_argument("--samples", type=int, help="number of fetches (default: to the end of the archive)")
+    p.add_argument("--start", help="first fetch: epoch seconds, ISO 8601, +INTERVAL from the "
+                   "archive start or -INTERVAL from its end (default: the start; the end "
+                   "for a negative interval)")
+    p.add_argument("--end", help="last fetch time, same forms as --start (default: the archive's end)")
+    p.add_argument("--interval", default="1", help="time between fetches: 10, 2.5sec, 1min, 250ms; "
+                   "negative replays backwards")
+    p.add_argument("--samples", type=int, help="number of fetches (default: up to --end)")
+    p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
+                   help="only these instances (external names or ids)")
     p.add_argument("--rules", choices=("pcp-6.0", "pcp-6.3"), default="pcp-6.3")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--rate", action="store_true", help="convert counters to rates per second, as pmval does")
+    p.add_argument("--emulate", action="append", choices=("all", "nonnumeric-exact-hit", "mark-first-fetch", "discrete-stale-next"),
+                   help="reproduce a named libpcp deviation (spec/interp.md, INTERP-DEV-*)")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw observations and replayed values")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("-o", "--output")
     p.set_defaults(func=_cmd_interp)
 

@@ -104,3 +104,121 @@ def test_random_archives_and_schedules_match_libpcp(tmp_path_factory, rules, dat
         assume(exc.proc.returncode >= 0)
         raise
     assert oracle_view(base, start, delta, count, pmids, rules, tuple(DEVIATIONS)) == theirs
+
+
+# ---- named deviations (spec/interp.md, INTERP-DEV-*), each pinned against both libpcps ----
+
+def _build(tmp_path: Path, doc: dict) -> Path:
+    from pcpconform.fixture import parse_fixture
+
+    base = tmp_path / "dev"
+    generate_archive(parse_fixture(doc), base)
+    return base
+
+
+def _both(base: Path, start: Timestamp, delta: int, count: int, rules: str,
+          emulate: tuple[str, ...]) -> tuple[list[dict], list[dict], list[dict]]:
+    a = Archive(base)
+    pmids = [int(d.pmid) for d in a.descs()]
+    return (oracle_view(base, start, delta, count, pmids, rules),
+            oracle_view(base, start, delta, count, pmids, rules, emulate),
+            libpcp_view(base, start, delta, count, pmids, rules))
+
+
+STRINGS = {
+    "archive": {"version": 3, "hostname": "h", "timezone": "UTC", "interval": 10},
+    "metrics": [{"name": "s.str", "pmid": "245.0.1", "type": "string", "sem": "instant"},
+                {"name": "s.num", "pmid": "245.0.3", "type": "u32", "sem": "instant"}],
+    "samples": [{"time": 1700000010, "values": {"s.str": "a", "s.num": 1}},
+                {"values": {"s.str": "b", "s.num": 2}},
+                {"values": {"s.str": "c", "s.num": 3}},
+                {"values": {"s.str": "d", "s.num": 4}}],
+}
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_nonnumeric_exact_hit_deviation(tmp_path: Path, rules: str) -> None:
+    """INTERP-DEV-1: a string observed at the fetch time, already the previous upper bound."""
+    base = _build(tmp_path, STRINGS)
+    rules_view, emulated, theirs = _both(base, Timestamp(1700000015), 5 * 10**9, 6, rules,
+                                         ("nonnumeric-exact-hit",))
+    strings = lambda view: [s["values"]["245.0.1"][0][1] for s in view]  # noqa: E731
+    assert strings(theirs) == ["str:61", "str:61", "str:62", "str:62", "str:63", "str:63"]
+    assert strings(emulated) == strings(theirs)
+    assert strings(rules_view) == ["str:61", "str:62", "str:62", "str:63", "str:63", "str:64"]
+    assert emulated == theirs
+    # a schedule that lands on every sample without it being a previous bound: no deviation
+    rules_view, emulated, theirs = _both(base, Timestamp(1700000010), 10 * 10**9, 4, rules,
+                                         ("nonnumeric-exact-hit",))
+    assert rules_view == emulated == theirs
+
+
+MARKED = {
+    "archive": {"version": 2, "hostname": "h", "timezone": "UTC"},
+    "metrics": [{"name": "m.ctr", "pmid": "1.0.0", "type": "32", "sem": "counter"}],
+    "samples": [{"time": 1000000000, "values": {"m.ctr": 0}},
+                {"mark": True},
+                {"time": "1000000000.002", "values": {"m.ctr": 4}},
+                {"mark": True},
+                {"time": "1000000000.004", "values": {"m.ctr": 8}}],
+}
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_mark_first_fetch_deviation(tmp_path: Path, rules: str) -> None:
+    """INTERP-DEV-2: backwards from 1.000001 ms, libpcp interpolates across the mark at 1 ms."""
+    base = _build(tmp_path, MARKED)
+    rules_view, emulated, theirs = _both(base, Timestamp(1000000000, 1_000_001), -1, 2, rules,
+                                         ("mark-first-fetch",))
+    assert [s["values"]["1.0.0"] for s in rules_view] == [[], []]
+    assert [s["values"]["1.0.0"] for s in theirs] == [[[-1, 2]], [[-1, 2]]]
+    assert emulated == theirs
+    # forwards from the same time the mark is seen, as the rules say
+    rules_view, emulated, theirs = _both(base, Timestamp(1000000000, 1_000_001), 1, 2, rules,
+                                         ("mark-first-fetch",))
+    assert rules_view == emulated == theirs
+
+
+STALE = {
+    "archive": {"version": 2, "hostname": "h", "timezone": "UTC"},
+    "metrics": [{"name": "m.disc", "pmid": "1.0.0", "type": "32", "sem": "discrete"},
+                {"name": "m.other", "pmid": "1.0.1", "type": "32", "sem": "instant"}],
+    "samples": [{"time": 1000000000, "values": {"m.other": 0}},
+                {"time": "1000000000.002", "values": {"m.disc": 2}},
+                {"mark": True},
+                {"time": "1000000000.006", "values": {"m.disc": 0}},
+                {"time": "1000000000.029", "values": {"m.disc": 0}},
+                {"time": "1000000000.031", "values": {"m.disc": 0}},
+                {"time": "1000000001.567", "values": {"m.other": 0}}],
+}
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_discrete_stale_next_deviation(tmp_path: Path, rules: str) -> None:
+    """INTERP-DEV-3: after its last observation a DISCRETE value comes back stale in 6.3."""
+    base = _build(tmp_path, STALE)
+    rules_view, emulated, theirs = _both(base, Timestamp(1000000000), 10**9, 2, rules,
+                                         ("discrete-stale-next",))
+    assert rules_view[1]["values"]["1.0.0"] == [[-1, 0]]
+    assert theirs[1]["values"]["1.0.0"] == ([[-1, 2]] if rules == "pcp-6.3" else [[-1, 0]])
+    assert emulated == theirs
+
+
+CRASHER = {
+    "archive": {"version": 2, "hostname": "h", "timezone": "UTC"},
+    "metrics": [{"name": "m.dbl", "pmid": "1.0.2", "type": "double", "sem": "counter"}],
+    "samples": [{"time": 1000000000, "values": {"m.dbl": 0.0}},
+                {"mark": True},
+                {"time": "1000000000.002", "values": {"m.dbl": 1.0}}],
+}
+
+
+@pytest.mark.parametrize("rules", RULES)
+def test_libpcp_crashes_replaying_backwards_onto_the_start(tmp_path: Path, rules: str) -> None:
+    """INTERP-DEV-4: libpcp aborts; the oracle answers with the rules' values."""
+    base = _build(tmp_path, CRASHER)
+    with pytest.raises(bridge.LibpcpError) as info:
+        libpcp_view(base, Timestamp(1000000000, 1), -1, 2, [int(PmID("1.0.2"))], rules)
+    assert info.value.returncode < 0            # killed by a signal (SIGABRT)
+    ours = oracle_view(base, Timestamp(1000000000, 1), -1, 2, [int(PmID("1.0.2"))], rules)
+    assert [s["values"]["1.0.2"] for s in ours] == [[], [[-1, "f64:0000000000000000"]]]

@@ -37,6 +37,7 @@ RULE_SETS = ("pcp-6.0", "pcp-6.3")
 #: libpcp's known departures from the rules, by name -> the spec clause that describes them.
 #: The oracle computes the rules; ``emulate`` asks it to reproduce a deviation instead.
 DEVIATIONS = {
+    "nonnumeric-exact-hit": "INTERP-DEV-1",
     "mark-first-fetch": "INTERP-DEV-2",
     "discrete-stale-next": "INTERP-DEV-3",
 }
@@ -180,6 +181,7 @@ class Replay:
                         s.values.append(value)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
         self._prev_time: float | None = None
+        self._before: float | None = None     # the previous fetch time, for value_at
         self._prev_had: dict[int, bool] = {}
         # libpcp's remembered upper bound per (pmid, inst): only refreshed when an event
         # at or after the fetch time exists (INTERP-DEV-3)
@@ -287,6 +289,18 @@ class Replay:
     def _hidden_marks(self, pmid: int) -> list[tuple[float, float]]:
         return [(p[0], n[0]) for (m, _), (p, n) in self._held_pair.items() if m == pmid]
 
+    def _event_before(self, s: _Series | None, t: float) -> Any:
+        """The value of the latest event strictly before t (INTERP-DEV-1)."""
+        obs = None
+        if s is not None:
+            i = bisect.bisect_left(s.times, t)
+            if i:
+                obs = (s.times[i - 1], s.values[i - 1])
+        m = bisect.bisect_left(self.marks, t)
+        if m and (obs is None or self.marks[m - 1] > obs[0]):
+            return NoValue("mark")
+        return NoValue("no prior") if obs is None else obs[1]
+
     def value_at(self, pmid: int, inst: int, t: float) -> Any:
         desc = self.descs[pmid]
         if not self._alive(desc, inst, t):
@@ -315,6 +329,10 @@ class Replay:
                 return NoValue("mark")
         tp, p = prior
         if ptype not in _NUMERIC:
+            if (held is not None and held[0] == t and held[1] is not None and tp == t
+                    and "nonnumeric-exact-hit" in self.emulate
+                    and self._before is not None and self._before < t):
+                return self._event_before(series, t)    # INTERP-DEV-1
             return p
         if tp == t:
             return p
@@ -332,6 +350,7 @@ class Replay:
         """What one INTERP fetch at ``when`` returns (updates the mark-crossing state)."""
         t = self.rel(when)
         prev, self._prev_time = self._prev_time, t
+        self._before = prev
         self._positioned = self._index_point(t) if prev is None else None
         if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
             return Sample(when, eol=True)
