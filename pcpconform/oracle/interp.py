@@ -166,6 +166,7 @@ class Replay:
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
         wanted = set(self.descs)
+        series = self.series
         for res in archive.results():          # one forward pass, whatever the schedule
             t = self.rel(res.timestamp)
             if t > self.end:
@@ -174,12 +175,17 @@ class Replay:
                 self.marks.append(t)
                 continue
             for vs in res.vsets:
-                if vs.pmid in wanted and vs.numval > 0:
+                if vs.numval > 0 and vs.pmid in wanted:
+                    pmid = vs.pmid
                     for inst, value in vs.values:
-                        s = self.series.setdefault((vs.pmid, inst), _Series())
-                        s.times.append(t)
-                        s.values.append(value)
+                        sr = series.get((pmid, inst))
+                        if sr is None:
+                            sr = series[(pmid, inst)] = _Series()
+                        sr.times.append(t)
+                        sr.values.append(value)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
+        self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
+        self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
         self._prev_time: float | None = None
         self._before: float | None = None     # the previous fetch time, for value_at
         self._prev_had: dict[int, bool] = {}
@@ -206,35 +212,59 @@ class Replay:
                 seen.setdefault(inst, None)
         return list(seen)
 
-    def _alive(self, desc: Any, inst: int, t: float) -> bool:
+    def _lifetime_table(self, desc: Any) -> dict[int, tuple[float | None, float | None]] | None:
+        """INTERP-EXIST-2 per instance: (first record listing it, first later record
+        omitting it); None when the domain never reaches 16 instances (no lifetimes)."""
         history = self.archive.indom_history(desc.indom) if not desc.indom.is_null else []
         if not history or max(len(r.instances) for r in history) < _CALIPER:
+            return None
+        stamps = [(self.rel(r.timestamp), r.instances) for r in history]
+        table: dict[int, tuple[float | None, float | None]] = {}
+        for inst in self.instances[int(desc.pmid)]:
+            first = next((t for t, insts in stamps if inst in insts), None)
+            gone = None if first is None else min(
+                (t for t, insts in stamps if t > first and inst not in insts), default=None)
+            table[inst] = (first, gone)
+        return table
+
+    def _alive(self, desc: Any, inst: int, t: float) -> bool:
+        table = self._lifetimes.get(int(desc.pmid))
+        if table is None:
             return True
-        first = next((self.rel(r.timestamp) for r in history if inst in r.instances), None)
+        first, gone = table.get(inst, (None, None))
         if first is None or t < first:
             return False
-        later = (self.rel(r.timestamp) for r in history
-                 if self.rel(r.timestamp) > first and inst not in r.instances)
-        gone = min(later, default=None)
         return gone is None or t < gone
 
-    def _bounds(self, s: _Series | None, t: float) -> tuple[tuple[float, Any] | None,
-                                                             tuple[float, Any] | None]:
+    def _mark_bounds(self, t: float) -> tuple[float | None, float | None]:
+        """The latest mark at or before t and the earliest at or after it."""
+        marks = self.marks
+        m = bisect.bisect_right(marks, t)
+        before = marks[m - 1] if m else None
+        m = bisect.bisect_left(marks, t)
+        return before, (marks[m] if m < len(marks) else None)
+
+    def _bounds(self, s: _Series | None, t: float,
+                marks: tuple[float | None, float | None] | None = None
+                ) -> tuple[tuple[float, Any] | None, tuple[float, Any] | None]:
         """(prior, next) events: (time, value) for an observation, (time, None) for a mark."""
         prior = nxt = None
         if s is not None:
-            i = bisect.bisect_right(s.times, t)
+            times = s.times
+            i = bisect.bisect_right(times, t)
             if i:
-                prior = (s.times[i - 1], s.values[i - 1])
-            j = bisect.bisect_left(s.times, t)
-            if j < len(s.times):
-                nxt = (s.times[j], s.values[j])
-        m = bisect.bisect_right(self.marks, t)
-        if m and (prior is None or self.marks[m - 1] > prior[0]):
-            prior = (self.marks[m - 1], None)
-        m = bisect.bisect_left(self.marks, t)
-        if m < len(self.marks) and (nxt is None or self.marks[m] < nxt[0]):
-            nxt = (self.marks[m], None)
+                prior = (times[i - 1], s.values[i - 1])
+                # an observation at t is both bounds
+                j = i - 1 if times[i - 1] == t else i
+            else:
+                j = 0
+            if j < len(times):
+                nxt = (times[j], s.values[j])
+        mp, mn = self._mark_bounds(t) if marks is None else marks
+        if mp is not None and (prior is None or mp > prior[0]):
+            prior = (mp, None)
+        if mn is not None and (nxt is None or mn < nxt[0]):
+            nxt = (mn, None)
         return prior, nxt
 
     def _index_point(self, t: float) -> float | None:
@@ -301,18 +331,22 @@ class Replay:
             return NoValue("mark")
         return NoValue("no prior") if obs is None else obs[1]
 
-    def value_at(self, pmid: int, inst: int, t: float) -> Any:
+    def value_at(self, pmid: int, inst: int, t: float,
+                 marks: tuple[float | None, float | None] | None = None) -> Any:
         desc = self.descs[pmid]
-        if not self._alive(desc, inst, t):
+        if self._lifetimes.get(pmid) is not None and not self._alive(desc, inst, t):
             return NoValue("not alive")
         series = self.series.get((pmid, inst))
-        prior, nxt = self._bounds(series, t)
-        if "mark-first-fetch" in self.emulate:
-            prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
-        held = self._held_next.get((pmid, inst))
-        if nxt is not None:
-            self._held_next[(pmid, inst)] = nxt
-        elif (held is not None and held[1] is not None and "discrete-stale-next" in self.emulate
+        prior, nxt = self._bounds(series, t, marks)
+        if self._positioned is not None or self._held_pair:
+            if "mark-first-fetch" in self.emulate:
+                prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
+        held = None
+        if self._tracks_next:
+            held = self._held_next.get((pmid, inst))
+            if nxt is not None:
+                self._held_next[(pmid, inst)] = nxt
+        if nxt is None and (held is not None and held[1] is not None and "discrete-stale-next" in self.emulate
               and self.rules == "pcp-6.3" and desc.sem == PmSem.DISCRETE
               and desc.type in _NUMERIC and prior is not None and prior[1] is not None
               and prior[0] != t):
@@ -354,12 +388,17 @@ class Replay:
         self._positioned = self._index_point(t) if prev is None else None
         if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
             return Sample(when, eol=True)
-        between = [] if prev is None else [
-            m for m in self.marks
-            if (min(prev, t) < m <= max(prev, t) if t >= prev else min(prev, t) <= m < max(prev, t))]
+        if prev is None:
+            between: list[float] = []
+        elif t >= prev:     # marks passed in the direction of travel
+            between = self.marks[bisect.bisect_right(self.marks, prev):bisect.bisect_right(self.marks, t)]
+        else:
+            between = self.marks[bisect.bisect_left(self.marks, t):bisect.bisect_left(self.marks, prev)]
+        marks = self._mark_bounds(t)
+        value_at = self.value_at
         sample = Sample(when)
         for pmid, desc in self.descs.items():
-            hidden = self._hidden_marks(pmid)
+            hidden = self._hidden_marks(pmid) if self._held_pair else []
             crossed = any(not any(lo < m < hi for lo, hi in hidden) for m in between)
             values: dict[int, Any] = {}
             if desc.sem == PmSem.COUNTER and desc.type not in _NUMERIC:
@@ -367,7 +406,7 @@ class Replay:
             elif desc.sem == PmSem.COUNTER and crossed and self._prev_had.get(pmid):
                 values = {inst: NoValue("counter across mark") for inst in self.instances[pmid]}
             else:
-                values = {inst: self.value_at(pmid, inst, t) for inst in self.instances[pmid]}
+                values = {inst: value_at(pmid, inst, t, marks) for inst in self.instances[pmid]}
             self._prev_had[pmid] = any(not isinstance(v, NoValue) for v in values.values())
             sample.values[pmid] = values
         return sample
