@@ -290,6 +290,9 @@ class Replay:
         g = self._positioned
         if g is None or s is None:
             return None
+        m = bisect.bisect_left(self.marks, t)
+        if m < len(self.marks) and self.marks[m] == t:
+            return None         # a mark at t itself is read again before the bounds are used
         if self.direction <= 0 and g <= t:
             i = bisect.bisect_right(s.times, t)
             if i and s.times[i - 1] >= g:
@@ -385,7 +388,16 @@ class Replay:
         t = self.rel(when)
         prev, self._prev_time = self._prev_time, t
         self._before = prev
-        self._positioned = self._index_point(t) if prev is None else None
+        self._positioned = None
+        if prev is None and "mark-first-fetch" in self.emulate:
+            self._positioned = self._index_point(t)
+            # any metric-instance the positioning leaves unbounded makes libpcp scan past
+            # the skipped marks, which then bound every instance as the rules say
+            if self._positioned is not None and any(
+                    self._first_fetch_bound(self.series.get((pmid, inst)), t) is None
+                    for pmid in self.descs for inst in self.instances[pmid]
+                    if self._lifetimes.get(pmid) is None or self._alive(self.descs[pmid], inst, t)):
+                self._positioned = None
         if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
             return Sample(when, eol=True)
         if prev is None:
