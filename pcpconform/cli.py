@@ -201,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output")
     p.set_defaults(func=_cmd_interp)
 
+    from .derive.command import add_parser as add_derive
+    add_derive(sub)
+
     p = sub.add_parser("undump", help="write the archive a JSON Lines dump describes")
     p.add_argument("dump", help="a file written by 'dump --format jsonl', or - for stdin")
     p.add_argument("-o", "--output", required=True, help="base name of the archive to write")

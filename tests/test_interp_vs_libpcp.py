@@ -71,11 +71,14 @@ def test_seed_worked_example_matches_libpcp(tmp_path: Path, rules: str) -> None:
     assert counter == [870, 1020, 1150]
 
 
-@pytest.mark.skipif(not os.environ.get("PCPCONFORM_INTERP_EXAMPLES"),
-                    reason="exploratory: random archives still find open mismatches "
-                           "(spec/interp.md, 'Not yet modelled'); set PCPCONFORM_INTERP_EXAMPLES=N")
+# The default run is derandomized (a fixed set of examples, so CI is reproducible);
+# PCPCONFORM_INTERP_EXAMPLES=N explores N fresh random examples per rule set instead.
+_EXPLORE = os.environ.get("PCPCONFORM_INTERP_EXAMPLES")
+
+
 @pytest.mark.parametrize("rules", RULES)
-@settings(max_examples=int(os.environ.get("PCPCONFORM_INTERP_EXAMPLES", "40")), deadline=None,
+@settings(max_examples=int(_EXPLORE or "40"), deadline=None, derandomize=not _EXPLORE,
+          database=None if not _EXPLORE else settings.default.database,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_archives_and_schedules_match_libpcp(tmp_path_factory, rules, data) -> None:

@@ -1,0 +1,181 @@
+"""``pcpconform derive``: define derived metrics (config files, --define), bind them against
+an archive and replay them (spec/derive.md, DERIVE-CLI-*)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import UsageError
+from .profiles import profile as get_profile
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("derive", help="evaluate derived-metric expressions over an archive as libpcp does")
+    p.add_argument("archive", nargs="?", help="archive base name (not needed with --check)")
+    p.add_argument("-c", "--config", action="append", default=[], metavar="PATH",
+                   help="pmLoadDerivedConfig path: files or directories, ':'-separated")
+    p.add_argument("-d", "--define", action="append", default=[], metavar="'NAME = EXPR'",
+                   help="one definition, in config-file syntax")
+    p.add_argument("--check", metavar="EXPR", help="only check EXPR's syntax, as pmRegisterDerived does")
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help="evaluate only these derived metrics (default: all defined)")
+    p.add_argument("--start")
+    p.add_argument("--end")
+    p.add_argument("--interval", default="1")
+    p.add_argument("--samples", type=int)
+    p.add_argument("--rules", choices=("pcp-6.0", "pcp-6.3"), default="pcp-6.3",
+                   help="libpcp version profile: grammar, binding, evaluation and interpolation")
+    p.add_argument("--emulate", action="append", metavar="NAME",
+                   help="reproduce a named libpcp deviation (DERIVE-DEV-*), or 'all'")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    p.add_argument("-o", "--output")
+    p.set_defaults(func=run)
+
+
+def _check_only(args: argparse.Namespace) -> int:
+    from .parser import check, format_errmsg
+
+    prof = get_profile(args.rules)
+    err = check(args.check, prof)
+    if err is None:
+        print("ok")
+        return 0
+    sys.stderr.write(format_errmsg("expr", args.check, err))
+    return 1
+
+
+def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[str]]:
+    """Registered definitions (config files first, then --define) and libpcp's messages."""
+    from .config import ANON, Registry, load_path, read_config
+
+    registry = Registry(prof)
+    messages: list[str] = []
+    for path in args.config:
+        res = load_path(path, prof, registry)
+        messages += res.diagnostics
+        if res.error is not None:
+            raise UsageError(f"--config {path}: cannot read it (error {res.error})")
+    for k, text in enumerate(args.define):
+        res = read_config(text.rstrip("\n") + "\n", prof, f"--define[{k + 1}]", registry)
+        messages += res.diagnostics
+    defs = [d for name, d in registry.metrics.items() if name not in ANON and d.registered]
+    return defs, messages
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.check is not None:
+        return _check_only(args)
+    if not args.archive:
+        raise UsageError("an archive is needed (or --check EXPR)")
+    if not args.config and not args.define:
+        raise UsageError("no derived metrics: give --config PATH or --define 'NAME = EXPR'")
+    from ..archive import Archive
+    from ..oracle.schedule import parse_interval, parse_when
+    from .bind import DeriveSemanticError, bind
+    from .evaluate import DEVIATIONS, EMULATABLE, Evaluator
+
+    prof = get_profile(args.rules)
+    archive = Archive(args.archive)
+    defs, messages = _definitions(args, prof)
+    failed = bool(messages)
+    wanted = args.metric or [d.name for d in defs]
+    by_name = {d.name: d for d in defs}
+    bounds, derived = [], {}
+    for name in wanted:
+        d = by_name.get(name)
+        if d is None:
+            raise UsageError(f"--metric {name}: not a registered derived metric")
+        try:
+            b = bind(d.tree, name, archive, prof, derived=derived)
+        except DeriveSemanticError as e:
+            derived[name] = None
+            messages.append(e.text or f"derived metric {name}: {e.reason} "
+                                      "(libpcp prints nothing; pmLookupDesc fails)")
+            failed = True
+            continue
+        derived[name] = b
+        bounds.append(b)
+    for line in messages:
+        sys.stderr.write(line + "\n")
+    if not bounds:
+        return 1
+    emulate = set(args.emulate or [])
+    if "all" in emulate:
+        emulate = set(EMULATABLE)
+    if emulate - EMULATABLE:
+        bad = sorted(emulate - EMULATABLE)[0]
+        raise UsageError(f"--emulate {bad}: not an emulatable deviation "
+                         f"({', '.join(sorted(EMULATABLE))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
+    ev = Evaluator(archive, bounds, prof, emulate=emulate)
+    first, last = archive.start, ev.replay.last
+    interval = parse_interval(args.interval, "--interval")
+    if interval == 0:
+        raise UsageError("--interval must not be 0")
+    start = parse_when(args.start, "--start", first, last) if args.start else (first if interval > 0 else last)
+    end = parse_when(args.end, "--end", first, last) if args.end else None
+    if not first.total_nsec() - 1_000_000 <= start.total_nsec() <= last.total_nsec() + 1_000_000:
+        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
+    count = args.samples
+    if count is None:
+        stop = (end or (last if interval > 0 else first)).total_nsec()
+        count = max((stop - start.total_nsec()) // interval + 1, 1)
+    elif count < 1:
+        raise UsageError("--samples must be at least 1")
+    derived_samples = ev.schedule(start, interval, count)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        _write(ev, bounds, derived_samples, args, out, sorted(emulate))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 1 if failed else 0
+
+
+def _samples(ev: Any, derived_samples: list[Any]) -> list[Any]:
+    from ..oracle.interp import NoValue
+    from .evaluate import Unpredictable
+
+    out = []
+    for ds in derived_samples:
+        s = ev.interp_sample(ds)
+        for pmid, insts in s.values.items():
+            for inst, v in insts.items():
+                if isinstance(v, Unpredictable):
+                    insts[inst] = NoValue("unpredictable (libpcp reads uninitialised memory)")
+        out.append(s)
+    return out
+
+
+def _write(ev: Any, bounds: list[Any], derived_samples: list[Any], args: argparse.Namespace,
+           out: TextIO, emulate: list[str]) -> None:
+    from ..oracle.report import samples_json, write_csv, write_text
+    from ..pmtypes import PmID
+    from .evaluate import DerivedView
+
+    view = DerivedView(ev)
+    samples = _samples(ev, derived_samples)
+    if args.format == "text":
+        write_text(view, samples, out)
+        return
+    if args.format == "csv":
+        write_csv(view, samples, out)
+        return
+    doc = samples_json(view, samples, args.rules, emulate=tuple(emulate))
+    doc["kind"] = "derive"
+    doc["derived"] = [{
+        "name": b.name, "pmid": str(PmID(int(ev.pmids[b.name]))), "masked": b.masked,
+        "type": int(b.desc.type), "sem": int(b.desc.sem), "indom": str(b.desc.indom),
+        "units": b.desc.units_str} for b in bounds]
+    for entry, ds in zip(doc["samples"], derived_samples):
+        for m in entry["metrics"]:
+            hits = ds.deviations.get(m["name"])
+            if hits:
+                m["deviations"] = sorted(hits)
+    json.dump(doc, out, indent=1)
+    out.write("\n")

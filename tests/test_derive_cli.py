@@ -1,0 +1,99 @@
+"""`pcpconform derive` (DERIVE-CLI-*): definitions from config files and --define, libpcp's
+diagnostics, the interp result format plus the derived descriptors, --check."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from pcpconform.cli import main
+from pcpconform.fixture import parse_fixture
+from pcpconform.generate import generate_archive
+from tests.test_interp_cli import CPU
+
+
+@pytest.fixture(scope="module")
+def cpu(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("cpu") / "c"
+    generate_archive(parse_fixture(CPU), base)
+    return base
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(["derive", *argv])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_check_accepts_and_rejects_with_libpcps_message() -> None:
+    """DERIVE-CLI-2"""
+    assert run("--check", "1 ? 2 : 0 ? 3 : 4") == (0, "ok\n", "")
+    status, out, err = run("--check", "sum (x)")
+    assert status == 1 and out == ""
+    assert err == 'Error: pmRegisterDerivedMetric("expr", ...)\nsum (x)\n     ^\nUnexpected \'(\'\n'
+    status, _, err = run("--check", "delta(sum(x))", "--rules", "pcp-6.0")
+    assert status == 1 and "Metric name expected to follow delta(" in err
+    assert run("--check", "delta(sum(x))", "--rules", "pcp-6.3")[0] == 0
+
+
+def test_json_has_the_interp_format_and_the_descriptors(cpu: Path, tmp_path: Path) -> None:
+    """DERIVE-CLI-1"""
+    conf = tmp_path / "d.conf"
+    conf.write_text("# comment\ncpu.busy.rate = rate(cpu.busy)\ncpu.hot = cpu.temp > 41\n")
+    status, out, err = run(str(cpu), "-c", str(conf), "-d", "n = count(cpu.temp)", "--interval", "10",
+                           "--format", "json")
+    assert status == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["format"] == "pcpconform-interp" and doc["kind"] == "derive"
+    descs = {d["name"]: d for d in doc["derived"]}
+    assert descs["cpu.busy.rate"]["type"] == 5 and descs["cpu.busy.rate"]["units"] == "count / sec"
+    assert descs["cpu.hot"]["type"] == 1 and descs["cpu.hot"]["sem"] == 3
+    assert descs["n"]["units"] == "count"
+    rates = [{i["name"]: i.get("value") for i in m["instances"]}
+             for s in doc["samples"] for m in s["metrics"] if m["name"] == "cpu.busy.rate"]
+    assert rates[0] == {}                                   # no history on the first fetch
+    assert rates[1]["cpu0"] == {"type": "double", "value": "0x403e000000000000"}    # 30.0
+    # pcp-6.3: a decreasing counter instance is omitted by rate() (DERIVE-EVAL)
+    assert "cpu1 socket0" not in rates[2]
+
+
+def test_semantic_error_is_printed_and_exits_1(cpu: Path) -> None:
+    """DERIVE-CLI-3: libpcp's line on stderr, the metric left out, exit 1."""
+    status, out, err = run(str(cpu), "-d", "bad = cpu.busy - 300", "-d", "ok = cpu.temp * 2",
+                           "--samples", "1")
+    assert status == 1
+    assert err == ("Semantic error: derived metric bad: cpu.busy - 300: "
+                   "Illegal operator for counter and non-counter\n")
+    assert "ok[cpu0]" in out and "bad" not in out
+
+
+def test_unknown_operand_is_silent_in_libpcp_but_reported_here(cpu: Path) -> None:
+    status, out, err = run(str(cpu), "-d", "u = no.such.metric + 1", "--samples", "1")
+    assert status == 1 and out == ""
+    assert err.startswith("derived metric u: Unknown operand metric") and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "no derived metrics"),
+    (["-d", "x = cpu.temp", "--metric", "y"], "--metric y: not a registered derived metric"),
+    (["-d", "x = cpu.temp", "--interval", "0"], "--interval must not be 0"),
+    (["-d", "x = cpu.temp", "--emulate", "bogus"], "--emulate bogus"),
+])
+def test_usage_errors_are_one_line(cpu: Path, argv: list[str], message: str) -> None:
+    status, out, err = run(str(cpu), *argv)
+    assert status == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_syntax_error_in_a_definition(cpu: Path) -> None:
+    status, out, err = run(str(cpu), "-d", "x = cpu.temp +", "-d", "y = cpu.temp", "--samples", "1")
+    assert status == 1
+    assert err.splitlines() == ["[--define[1]:1] Error: pmRegisterDerived(x, ...) syntax error",
+                                " cpu.temp +", "          ^",
+                                "Arithmetic expression expected to follow PLUS"]
+    assert "y[cpu0]" in out
