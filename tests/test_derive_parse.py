@@ -377,7 +377,7 @@ _REGCOMP = _glibc_regcomp()
 
 
 @pytest.mark.skipif(_REGCOMP is None, reason="needs glibc")
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(patterns())
 def test_regular_expressions_agree_with_glibc(pattern: bytes) -> None:
     """The ERE check against this host's glibc regcomp() (DERIVE-SYN-11)."""
