@@ -19,8 +19,12 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
+import gc
+import itertools
 import math
+import operator
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -63,7 +67,11 @@ class Sample:
 
 
 def _f32(x: float) -> float:
-    return struct.unpack(">f", struct.pack(">f", x))[0]
+    """(float) x in C: round to nearest float32; beyond its range, infinity."""
+    try:
+        return struct.unpack(">f", struct.pack(">f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def _wrap(value: int, bits: int, signed: bool) -> int:
@@ -133,10 +141,47 @@ def _round_bits(x: Fraction, bits: int) -> Fraction:
     return Fraction(round(x * scale)) / scale      # round() on a Fraction is half-even
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _sub_parts(dsec: int, dnsec: int) -> float:
+def _sub_parts_exact(dsec: int, dnsec: int) -> float:
+    """_sub_parts with Fractions: the definition (tests check _sub_parts against it)."""
     whole = _round_bits(dsec + _round_bits(Fraction(dnsec, 1_000_000_000), 64), 64)
     return float(whole)                      # float(Fraction) rounds to nearest, as (double)
+
+
+def _round_ratio(num: int, den: int, bits: int) -> tuple[int, int]:
+    """num/den (den > 0) rounded to ``bits`` of mantissa, ties to even, as (m, s): m / 2**s.
+    The integer form of _round_bits."""
+    if num == 0:
+        return 0, 0
+    mag = -num if num < 0 else num
+    e = mag.bit_length() - den.bit_length()
+    if (mag << -e if e < 0 else mag) < (den << e if e > 0 else den):
+        e -= 1                               # now 2**e <= mag/den < 2**(e+1)
+    s = bits - 1 - e
+    q, r = divmod(mag << s, den) if s >= 0 else divmod(mag, den << -s)
+    if 2 * r > (den if s >= 0 else den << -s) or (2 * r == (den if s >= 0 else den << -s) and q & 1):
+        q += 1
+    q = -q if num < 0 else q
+    return (q, s) if s >= 0 else (q << -s, 0)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sub_parts(dsec: int, dnsec: int) -> float:
+    q, s = _round_ratio(dnsec, 1_000_000_000, 64)          # (long double)dnsec / 1e9L
+    m, s2 = _round_ratio((dsec << s) + q, 1 << s, 64)      # dsec + that, in long double
+    return m / (1 << s2)                     # int / int rounds to nearest, as (double)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Any:
+    """No cyclic garbage collection while bulk-building acyclic containers (the pass and
+    the fast schedule make ~10^6 of them; a collection scans them all to free nothing)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _sub(a: Timestamp, b: Timestamp) -> float:
@@ -165,24 +210,8 @@ class Replay:
         self.marks: list[float] = []
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
-        wanted = set(self.descs)
-        series = self.series
-        for res in archive.results():          # one forward pass, whatever the schedule
-            t = self.rel(res.timestamp)
-            if t > self.end:
-                self.end, self.last = t, res.timestamp
-            if res.is_mark:
-                self.marks.append(t)
-                continue
-            for vs in res.vsets:
-                if vs.numval > 0 and vs.pmid in wanted:
-                    pmid = vs.pmid
-                    for inst, value in vs.values:
-                        sr = series.get((pmid, inst))
-                        if sr is None:
-                            sr = series[(pmid, inst)] = _Series()
-                        sr.times.append(t)
-                        sr.values.append(value)
+        with _gc_paused():
+            self._collect(archive)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
@@ -198,6 +227,58 @@ class Replay:
         # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
+
+    def _collect(self, archive: Archive) -> None:
+        """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
+        its observations in record order (INTERP-BOUND-1).
+
+        Value sets are kept as the decoder's (instances, values) columns and turned into
+        series afterwards, a run of records with the same instance list at a time."""
+        pending: dict[int, list[tuple[int, float, tuple[int, ...], tuple[Any, ...]]]] = {
+            pmid: [] for pmid in self.descs}
+        marks = self.marks
+        rel = self.rel
+        end, last = self.end, self.last
+        seq = 0
+        for res in archive.results():
+            t = rel(res.timestamp)
+            if t > end:
+                end, last = t, res.timestamp
+            vsets = res.vsets
+            if not vsets:                    # a mark
+                marks.append(t)
+                continue
+            for vs in vsets:
+                if vs.numval > 0:
+                    entries = pending.get(vs.pmid)
+                    if entries is not None:
+                        insts, values = vs.columns
+                        entries.append((seq, t, insts, values))
+                seq += 1
+        self.end, self.last = end, last
+        found: dict[tuple[int, int], tuple[tuple[int, int], _Series]] = {}
+        for pmid, entries in pending.items():
+            for insts, group in itertools.groupby(entries, key=operator.itemgetter(2)):
+                run = list(group)
+                if len(set(insts)) != len(insts):       # an instance twice in one value set
+                    for order, t, _, values in run:
+                        for pos, (inst, value) in enumerate(zip(insts, values)):
+                            sr = found.get((pmid, inst))
+                            if sr is None:
+                                sr = found[(pmid, inst)] = ((order, pos), _Series())
+                            sr[1].times.append(t)
+                            sr[1].values.append(value)
+                    continue
+                times = [e[1] for e in run]
+                for pos, (inst, column) in enumerate(zip(insts, zip(*[e[3] for e in run]))):
+                    sr = found.get((pmid, inst))
+                    if sr is None:
+                        sr = found[(pmid, inst)] = ((run[0][0], pos), _Series())
+                    sr[1].times.extend(times)
+                    sr[1].values.extend(column)
+        # in order of first appearance, as a record-by-record pass would insert them
+        for key, (_, sr) in sorted(found.items(), key=lambda item: item[1][0]):
+            self.series[key] = sr
 
     def rel(self, ts: Timestamp) -> float:
         """Seconds from the archive start, computed as libpcp does (in double)."""
@@ -425,7 +506,28 @@ class Replay:
 
 
     def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
-        """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign)."""
+        """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign).
+
+        Without emulated deviations this takes the vectorised path (``fastinterp``), which
+        gives exactly what ``schedule_reference`` (one ``fetch`` after another) gives."""
+        if not self.emulate:
+            try:
+                from . import fastinterp
+            except ImportError:                 # no numpy: the reference path
+                fastinterp = None               # type: ignore[assignment]
+            if fastinterp is not None:
+                state = (self._prev_time, self._before, self._positioned, dict(self._prev_had))
+                try:
+                    self.direction = 1 if interval_nsec > 0 else -1
+                    with _gc_paused():
+                        return fastinterp.schedule(self, start, interval_nsec, count)
+                except Exception:               # whatever it is, the reference path decides
+                    self._prev_time, self._before, self._positioned, prev_had = state
+                    self._prev_had = prev_had
+        return self.schedule_reference(start, interval_nsec, count)
+
+    def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+        """``schedule`` one ``fetch`` at a time: the reference the fast path is tested against."""
         at = start.total_nsec()
         self.direction = 1 if interval_nsec > 0 else -1
         out = []
