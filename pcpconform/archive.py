@@ -228,6 +228,16 @@ class Archive:
         for _, record in self.volume_records():
             yield decode_result(record, self.version, types)
 
+    def results_from(self, vol: int, offset: int) -> Iterator[DecodedResult]:
+        """The results from byte ``offset`` of volume ``vol`` on (an index entry's position),
+        across later volumes. Earlier records are framed but not decoded, so record numbers
+        and error locations stay those of a full pass."""
+        types = {pmid: d.type for pmid, d in self.metadata.descs.items()}
+        for v, record in self.volume_records():
+            if v < vol or (v == vol and record.offset < offset):
+                continue
+            yield decode_result(record, self.version, types)
+
     def index_entries(self) -> Iterator[Any]:
         if self.files.index is None:
             return

@@ -72,13 +72,18 @@ def _cmd_interp(args: argparse.Namespace) -> int:
         except KeyError:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
-    replay = Replay(archive, pmids, rules=args.rules, emulate=emulate)   # the one pass
-    first, last = archive.start, replay.last
-    start = parse_when(args.start, "--start", first, last) if args.start else None
-    end = parse_when(args.end, "--end", first, last) if args.end else None
     interval = parse_interval(args.interval, "--interval")
     if interval == 0:
         raise UsageError("--interval must not be 0")
+    # a forward replay from a start that does not depend on the archive's end can begin
+    # its one pass at an index entry near the start (INTERP-SEEK-1)
+    early = None
+    if interval > 0 and args.start and not args.start.strip().startswith("-"):
+        early = parse_when(args.start, "--start", archive.start, archive.start)
+    replay = Replay(archive, pmids, rules=args.rules, emulate=emulate, from_time=early)
+    first, last = archive.start, replay.last
+    start = parse_when(args.start, "--start", first, last) if args.start else None
+    end = parse_when(args.end, "--end", first, last) if args.end else None
     if start is None:
         start = first if interval > 0 else last
     lo, hi = first.total_nsec() - 1_000_000, last.total_nsec() + 1_000_000

@@ -229,3 +229,40 @@ def test_float_counter_beyond_float32_is_infinite(tmp_path: Path) -> None:
     (v,) = s.values[int(a.desc("f.c").pmid)].values()
     assert not isinstance(v, NoValue)
     check(base, Timestamp(1700000001), 10**9, 9, "pcp-6.3", ())
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), rules=st.sampled_from(["pcp-6.0", "pcp-6.3"]),
+       emulate=st.sampled_from([(), tuple(DEVIATIONS)]))
+def test_seeking_to_a_late_start_changes_nothing(tmp_path_factory, data, rules, emulate) -> None:
+    """INTERP-SEEK-1: a pass that starts at an index entry gives the same forward replay."""
+    fixture = data.draw(fixtures(), label="fixture")
+    base = tmp_path_factory.mktemp("seek") / "a"
+    generate_archive(fixture, base)
+    a = Archive(base)
+    times = [r.timestamp.total_nsec() for r in a.results()]
+    start = Timestamp.from_nsec(data.draw(st.integers(times[0], times[-1]), label="start"))
+    delta = data.draw(st.integers(1, max((times[-1] - times[0]) // 3, 1)), label="delta")
+    count = data.draw(st.integers(1, 8), label="count")
+    pmids = [int(d.pmid) for d in a.descs()]
+    full = Replay(a, pmids, rules=rules, emulate=emulate).schedule(start, delta, count)
+    seeked = Replay(a, pmids, rules=rules, emulate=emulate, from_time=start)
+    assert view(seeked.schedule(start, delta, count)) == view(full)
+
+
+def test_seeking_skips_the_early_records(tmp_path: Path) -> None:
+    """INTERP-SEEK-1: with a regularly logged metric the pass starts near the fetch time."""
+    doc = {"archive": {"version": 3, "hostname": "h", "timezone": "UTC", "interval": 1},
+           "metrics": [{"name": "c", "pmid": "245.0.1", "type": "u64", "sem": "counter"}],
+           "samples": [{"time": 1700000000, "values": {"c": 0}}] +
+                      [{"values": {"c": 10 * i}} for i in range(1, 4000)]}
+    base = tmp_path / "long"
+    generate_archive(parse_fixture(doc), base)
+    a = Archive(base)
+    start = Timestamp(1700003900)
+    r = Replay(a, [int(a.desc("c").pmid)], from_time=start)
+    assert r.seeked_from is not None and r.seeked_from.timestamp.total_nsec() > 1700003000 * 10**9
+    assert len(r.series[(int(a.desc("c").pmid), -1)].times) < 1000
+    (s,) = r.schedule(Timestamp(1700003900, 500_000_000), 1, 1)
+    assert s.values[int(a.desc("c").pmid)] == {-1: 39005}

@@ -195,7 +195,10 @@ class Replay:
     """An archive's observations of some metrics, replayed at any times."""
 
     def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3",
-                 emulate: Iterable[str] = ()) -> None:
+                 emulate: Iterable[str] = (), from_time: Timestamp | None = None) -> None:
+        """``from_time`` promises that no fetch will be earlier: the pass then starts at the
+        latest index entry from which every requested instance is bounded below at that
+        time, instead of at the start of the archive (INTERP-SEEK-1)."""
         if rules not in RULE_SETS:
             raise ValueError(f"rules must be one of {', '.join(RULE_SETS)}")
         self.emulate = frozenset(emulate)
@@ -210,9 +213,16 @@ class Replay:
         self.marks: list[float] = []
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
-        with _gc_paused():
-            self._collect(archive)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
+        self.seeked_from: Any = None            # the index entry the pass started at, if any
+        results = None
+        if from_time is not None:
+            entry = self._seek_entry(archive, from_time)
+            if entry is not None:
+                self.seeked_from = entry
+                results = archive.results_from(entry.vol, entry.off_data)
+        with _gc_paused():
+            self._collect(archive, results)
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
         self._prev_time: float | None = None
@@ -228,7 +238,36 @@ class Replay:
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
 
-    def _collect(self, archive: Archive) -> None:
+    def _seek_entry(self, archive: Archive, when: Timestamp) -> Any:
+        """The latest index entry before ``when`` from which every requested instance has
+        an event (an observation, or any mark) at or before ``when``; None for the start.
+        Candidate entries are tried going back 1, 2, 4, ... entries."""
+        entries = [e for e in archive.index_entries() if e.timestamp.total_nsec() < when.total_nsec()]
+        if len(entries) < 2:
+            return None
+        want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts}
+        step, k = 1, len(entries) - 1
+        limit = when.total_nsec()
+        while k > 0:
+            entry = entries[k]
+            seen: set[tuple[int, int]] = set()
+            covered = False
+            for res in archive.results_from(entry.vol, entry.off_data):
+                if res.timestamp.total_nsec() > limit:
+                    break
+                if not res.vsets:
+                    covered = True          # a mark bounds every instance
+                    break
+                for vs in res.vsets:
+                    if vs.numval > 0 and vs.pmid in self.descs:
+                        seen.update((vs.pmid, inst) for inst in vs.columns[0])
+            if covered or want <= seen:
+                return entry
+            k -= step
+            step *= 2
+        return None
+
+    def _collect(self, archive: Archive, results: Iterable[Any] | None = None) -> None:
         """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
         its observations in record order (INTERP-BOUND-1).
 
@@ -240,7 +279,7 @@ class Replay:
         rel = self.rel
         end, last = self.end, self.last
         seq = 0
-        for res in archive.results():
+        for res in (archive.results() if results is None else results):
             t = rel(res.timestamp)
             if t > end:
                 end, last = t, res.timestamp
