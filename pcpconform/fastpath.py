@@ -21,7 +21,7 @@ from .pmtypes import PmType, Timestamp
 from .reader import RawRecord, parse_payload
 from .schema import PmValue, structs
 from .schema.common import TimestampT3, TimevalT2
-from .values import BLOCK_PAYLOAD_SIZE, decode_block, decode_insitu
+from .values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
 from .writer import valfmt_for
 
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
@@ -231,6 +231,18 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
             canonical[0] = False
         pending.append((first, 12 * count))
         return insts, flat[1::2]
+    if vtype == PmType.FLOAT and vlen == 8 and words == tuple(range(words[0], words[0] + 2 * count, 2)):
+        # a run of FLOAT blocks, back to back: heads and bits, then the floats, in two unpacks
+        if first + 8 * count > end:
+            raise _Fallback
+        heads_bits = _blocks_format("II", count).unpack_from(data, first)
+        if heads_bits[0::2].count(head) != count:
+            raise _Fallback
+        if vtype != ptype:
+            canonical[0] = False
+        pending.append((first, 8 * count))
+        floats = _blocks_format("If", count).unpack_from(data, first)[1::2]
+        return insts, tuple(map(F32, floats, heads_bits[1::2]))
     values = []
     for word in words:
         off = 4 * word - 8
