@@ -1,6 +1,12 @@
 import os
 
 import pytest
+from hypothesis import settings
+
+# CI runs a fixed set of examples (reproducible verdicts); locally hypothesis explores
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from tests.libpcp import bridge
 

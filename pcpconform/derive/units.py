@@ -10,26 +10,17 @@ floating-point arithmetic (spec/derive.md, DERIVE-EVAL-13).
 from __future__ import annotations
 
 import math
-import re
 import struct
-from fractions import Fraction
 
 from ..pmtypes import PmType, PmUnits
 from ..values import F32
+from .units_str import UnitsError, parse_units_str
 
 __all__ = ["UnitsError", "ConvScaleError", "parse_units", "units_str", "conv_scale",
            "conv_factors", "f32", "int_to_f32"]
 
 PM_ERR_CONV = -12362      # "Impossible value or scale conversion"
 PM_ERR_UNIT = -12361      # "Illegal pmUnits specification"
-
-
-class UnitsError(ValueError):
-    """pmParseUnitsStr failed; ``message`` is libpcp's text (after "Illegal units:")."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class ConvScaleError(ValueError):
@@ -40,178 +31,20 @@ class ConvScaleError(ValueError):
         self.code = code
 
 
-# -- pmParseUnitsStr --------------------------------------------------------------------
-
-_TIME_KEYWORDS = [("nanoseconds", 0), ("nanosecond", 0), ("nanosec", 0), ("ns", 0),
-                  ("microseconds", 1), ("microsecond", 1), ("microsec", 1), ("us", 1),
-                  ("milliseconds", 2), ("millisecond", 2), ("millisec", 2), ("ms", 2),
-                  ("seconds", 3), ("second", 3), ("sec", 3), ("s", 3),
-                  ("minutes", 4), ("minute", 4), ("min", 4),
-                  ("hours", 5), ("hour", 5), ("hr", 5), ("h", 5),
-                  ("time-0", 0)] + [(f"time-{n}", n) for n in range(2, 16)] + [("time-1", 1)]
-_SPACE_WORDS = ["", "K", "M", "G", "T", "P", "E", "Z", "Y"]
-_SPACE_LONG = ["", "Kibi", "Mebi", "Gibi", "Tebi", "Pebi", "Exbi", "Zebi", "Yobi"]
-_SPACE_OLD = ["", "Kilo", "Mega", "Giga", "Tera", "Peta", "Exa", "Zetta", "Yotta"]
-_SPACE_KEYWORDS = [("bytes", 0), ("byte", 0)]
-for _s in range(1, 9):
-    _p = _SPACE_WORDS[_s]
-    _SPACE_KEYWORDS += [(f"{_p}B", _s), (f"{_p}iB", _s), (f"{_p}bytes", _s), (f"{_p}byte", _s),
-                        (f"{_SPACE_LONG[_s]}bytes", _s), (f"{_SPACE_LONG[_s]}byte", _s),
-                        (f"{_SPACE_OLD[_s]}bytes", _s), (f"{_SPACE_OLD[_s]}byte", _s)]
-_SPACE_KEYWORDS += [("space-0", 0)] + [(f"space-{n}", n) for n in range(2, 16)] + [("space-1", 1)]
-_COUNT_KEYWORDS = ([(f"count x 10^{n}", n) for n in range(-8, 0)]
-                   + [(f"count x 10^{n}", n) for n in range(2, 8)]
-                   + [("count x 10", 1), ("counts", 0), ("count", 0)])
-_EXPONENTS = ([(f"^{n}", n) for n in range(-8, 1)] + [(f"^{n}", n) for n in range(2, 16)]
-              + [("^1", 1)])
-
-_C_SPACE = " \t\n\v\f\r"
-# what strtod(3) accepts after a leading '-', '.' or digit (the caller checks that char)
-_STRTOD = re.compile(r"""[-+]?(?:
-      0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][-+]?[0-9]+)?
-    | (?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?
-    | inf(?:inity)? | nan(?:\([0-9A-Za-z_]*\))? )""", re.X | re.I)
-_DBL_MIN = 2.2250738585072014e-308
-
-
-def _strtod(text: str, pos: int) -> tuple[float, int] | None:
-    """strtod at ``pos``: (value, end) or None for "no conversion or ERANGE"."""
-    m = _STRTOD.match(text, pos)
-    if m is None:
-        return None
-    lit = m.group(0)
-    low = lit.lower().lstrip("+-")
-    # "0x" alone, or a hex prefix without digits, converts only the "0"
-    if low.startswith("0x") and not re.match(r"0x(?:[0-9a-f]|\.[0-9a-f])", low):
-        return (0.0, pos + (2 if lit[0] in "+-" else 1))
-    if low.startswith(("inf", "nan")):
-        sign = -1.0 if lit.startswith("-") else 1.0
-        return (sign * (math.inf if low.startswith("inf") else math.nan), m.end())
-    exact = (Fraction(float.fromhex(lit)) if low.startswith("0x") else Fraction(lit))
-    try:
-        value = float(exact)
-    except OverflowError:
-        return None
-    if exact != 0 and (math.isinf(value) or abs(value) < _DBL_MIN):
-        return None               # ERANGE: overflow, or an underflow to a subnormal
-    return (value, m.end())
-
-
-def _match_keyword(text: str, pos: int, end: int, keyword: str) -> bool:
-    """libpcp's streqskip: a case-insensitive prefix followed by space, '^' or the end."""
-    stop = pos + len(keyword)
-    if stop > end or text[pos:stop].lower() != keyword.lower():
-        return False
-    return stop == end or text[stop] in _C_SPACE or text[stop] == "^"
-
-
-def _parse_part(text: str, start: int, end: int) -> tuple[list[int], float]:
-    """__pmParseUnitsStrPart: [dimSpace, dimTime, dimCount, scaleSpace, scaleTime,
-    scaleCount] with wide fields, and the product of the numbers seen."""
-    dims = [0, 0, 0, 0, 0, 0]
-    mult = 1.0
-    pos = start
-    while pos != end:
-        ch = text[pos]
-        if ch in _C_SPACE:
-            pos += 1
-            continue
-        if ch == "-" or ch == "." or ch.isdigit() and ch.isascii():
-            got = _strtod(text, pos)
-            if got is None or got[1] == pos or got[1] > end:
-                raise UnitsError("invalid floating point literal")
-            mult *= got[0]
-            pos = got[1]
-            continue
-        axis = None
-        for index, table in ((1, _TIME_KEYWORDS), (0, _SPACE_KEYWORDS), (2, _COUNT_KEYWORDS)):
-            if dims[index] != 0:
-                continue
-            hit = next(((k, s) for k, s in table if _match_keyword(text, pos, end, k)), None)
-            if hit is not None:
-                dims[3 + index] = hit[1]
-                pos += len(hit[0])
-                axis = index
-                break
-        if axis is None:
-            raise UnitsError("unrecognized or duplicate base unit")
-        if pos == end or text[pos] in _C_SPACE:
-            dims[axis] = 1
-        else:
-            hit = next(((k, e) for k, e in _EXPONENTS if _match_keyword(text, pos, end, k)), None)
-            if hit is not None:
-                dims[axis] = hit[1]
-                pos += len(hit[0])
-    return dims, mult
-
-
-def _c_pow(x: float, y: float) -> float:
-    """C's pow(): overflow gives infinity rather than an exception."""
-    try:
-        return math.pow(x, y)
-    except OverflowError:
-        return math.inf
-    except ValueError:
-        return math.nan
-
-
-def _c_ddiv(x: float, y: float) -> float:
-    """C's double division (IEEE: x/0 is an infinity or NaN)."""
-    if y == 0:
-        return math.nan if x == 0 or math.isnan(x) else math.copysign(math.inf, x) * \
-            math.copysign(1.0, y)
-    return x / y
-
-
 def _signed4(value: int) -> int:
     value &= 0xF
     return value - 16 if value & 8 else value
 
 
 def parse_units(text: str) -> tuple[PmUnits, float]:
-    """pmParseUnitsStr: the units and the multiplier; UnitsError with libpcp's message."""
-    text = text.split("\0", 1)[0]            # a C string ends at its first NUL
-    slash = text.find("/")
-    if slash < 0:
-        top, top_mult = _parse_part(text, 0, len(text))
-        bottom, bottom_mult = [0] * 6, 1.0
-    else:
-        top, top_mult = _parse_part(text, 0, slash)
-        bottom, bottom_mult = _parse_part(text, slash + 1, len(text))
-    dims = []
-    for axis, word in ((0, "space"), (1, "time"), (2, "count")):
-        dim = top[axis] - bottom[axis]
-        if _signed4(dim) != dim:
-            raise UnitsError(f"{word} dimension out of bounds")
-        dims.append(dim)
-    mult = _c_ddiv(bottom_mult, top_mult)
-    scales = [0, 0, 0]
-    bases = {0: 1024.0, 2: 10.0}
-    for axis in (0, 2, 1):            # libpcp's order: space, count, time
-        t_dim, b_dim = top[axis], bottom[axis]
-        if t_dim == 0 and b_dim != 0:
-            scales[axis] = bottom[3 + axis]
-        elif b_dim == 0 and t_dim != 0:
-            scales[axis] = top[3 + axis]
-        else:
-            if axis == 1:
-                if top[4] > 5 or bottom[4] > 5:
-                    raise UnitsError("time scale out of range")   # libpcp asserts here
-                steps = [1e-9, 1e-6, 0.001, 1.0, 60.0, 3600.0]
-                mult *= _c_pow(steps[top[4]], -float(t_dim))
-                mult *= _c_pow(steps[bottom[4]], float(b_dim))
-                scales[axis] = 3
-            else:
-                base = bases[axis]
-                mult *= _c_pow(_c_pow(base, float(top[3 + axis])), -float(t_dim))
-                mult *= _c_pow(_c_pow(base, float(bottom[3 + axis])), float(b_dim))
-                scales[axis] = 0
-            if dims[axis] == 0:
-                scales[axis] = 0
-    units = PmUnits(dimSpace=dims[0], dimTime=dims[1], dimCount=dims[2],
-                    scaleSpace=scales[0] & 0xF, scaleTime=scales[1] & 0xF,
-                    scaleCount=_signed4(scales[2]))
-    return units, mult
+    """pmParseUnitsStr as the binder needs it: the units (scales held in pmUnits' 4-bit
+    fields) and the multiplier; UnitsError with libpcp's message (one implementation,
+    pcpconform.derive.units_str, serves the parser and the binder)."""
+    u = parse_units_str(text)
+    units = PmUnits(dimSpace=u.dim_space, dimTime=u.dim_time, dimCount=u.dim_count,
+                    scaleSpace=u.scale_space & 0xF, scaleTime=u.scale_time & 0xF,
+                    scaleCount=_signed4(u.scale_count))
+    return units, u.multiplier
 
 
 def units_str(units: PmUnits) -> str:
