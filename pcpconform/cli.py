@@ -62,7 +62,7 @@ def _cmd_interp(args: argparse.Namespace) -> int:
     from .errors import UsageError
     from .oracle.interp import DEVIATIONS, Replay
     from .oracle.report import write_csv, write_json, write_text
-    from .oracle.schedule import instance_filter, parse_interval, parse_when, rate_convert
+    from .oracle.schedule import instance_filter, parse_interval, parse_when, plan, rate_convert
 
     archive = Archive(args.archive)
     pmids = []
@@ -81,20 +81,7 @@ def _cmd_interp(args: argparse.Namespace) -> int:
     if interval > 0 and args.start and not args.start.strip().startswith("-"):
         early = parse_when(args.start, "--start", archive.start, archive.start)
     replay = Replay(archive, pmids, rules=args.rules, emulate=emulate, from_time=early)
-    first, last = archive.start, replay.last
-    start = parse_when(args.start, "--start", first, last) if args.start else None
-    end = parse_when(args.end, "--end", first, last) if args.end else None
-    if start is None:
-        start = first if interval > 0 else last
-    lo, hi = first.total_nsec() - 1_000_000, last.total_nsec() + 1_000_000
-    if not lo <= start.total_nsec() <= hi:
-        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
-    count = args.samples
-    if count is None:
-        stop = (end or (last if interval > 0 else first)).total_nsec()
-        count = max((stop - start.total_nsec()) // interval + 1, 1)
-    elif count < 1:
-        raise UsageError("--samples must be at least 1")
+    start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples)
     if args.instances:
         wanted = [w for arg in args.instances for w in arg.split(",") if w]
         for pmid in pmids:

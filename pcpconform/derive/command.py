@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.config and not args.define:
         raise UsageError("no derived metrics: give --config PATH or --define 'NAME = EXPR'")
     from ..archive import Archive
-    from ..oracle.schedule import parse_interval, parse_when
+    from ..oracle.schedule import parse_interval, plan
     from .bind import DeriveSemanticError, bind
     from .evaluate import DEVIATIONS, EMULATABLE, Evaluator
 
@@ -112,20 +112,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--emulate {bad}: not an emulatable deviation "
                          f"({', '.join(sorted(EMULATABLE))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
     ev = Evaluator(archive, bounds, prof, emulate=emulate)
-    first, last = archive.start, ev.replay.last
     interval = parse_interval(args.interval, "--interval")
     if interval == 0:
         raise UsageError("--interval must not be 0")
-    start = parse_when(args.start, "--start", first, last) if args.start else (first if interval > 0 else last)
-    end = parse_when(args.end, "--end", first, last) if args.end else None
-    if not first.total_nsec() - 1_000_000 <= start.total_nsec() <= last.total_nsec() + 1_000_000:
-        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
-    count = args.samples
-    if count is None:
-        stop = (end or (last if interval > 0 else first)).total_nsec()
-        count = max((stop - start.total_nsec()) // interval + 1, 1)
-    elif count < 1:
-        raise UsageError("--samples must be at least 1")
+    start, count = plan(archive.start, ev.replay.last, args.start, args.end, interval, args.samples)
     derived_samples = ev.schedule(start, interval, count)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:

@@ -13,7 +13,7 @@ from ..fixture import FixtureError, parse_time
 from ..pmtypes import PmSem, Timestamp
 from .interp import NoValue, Sample
 
-__all__ = ["parse_interval", "parse_when", "instance_filter", "rate_convert"]
+__all__ = ["parse_interval", "parse_when", "plan", "instance_filter", "rate_convert"]
 
 # pmParseInterval's unit words (case-insensitive), in nanoseconds
 _UNITS = {
@@ -68,6 +68,24 @@ def parse_when(text: str, what: str, start: Timestamp, end: Timestamp) -> Timest
     except FixtureError:
         raise UsageError(f"{what} {text!r}: not a time (epoch seconds, ISO 8601, "
                          "+INTERVAL from the start or -INTERVAL from the end)") from None
+
+
+def plan(first: Timestamp, last: Timestamp, start_arg: str | None, end_arg: str | None,
+         interval: int, samples: int | None) -> tuple[Timestamp, int]:
+    """The first fetch time and the number of fetches for a replay of the records between
+    ``first`` and ``last`` (INTERP-CLI-1): by default from one end to the other in the
+    direction of ``interval``; a start more than 1 ms outside the records is refused."""
+    start = parse_when(start_arg, "--start", first, last) if start_arg else (
+        first if interval > 0 else last)
+    end = parse_when(end_arg, "--end", first, last) if end_arg else None
+    if not first.total_nsec() - 1_000_000 <= start.total_nsec() <= last.total_nsec() + 1_000_000:
+        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
+    if samples is None:
+        stop = (end or (last if interval > 0 else first)).total_nsec()
+        return start, max((stop - start.total_nsec()) // interval + 1, 1)
+    if samples < 1:
+        raise UsageError("--samples must be at least 1")
+    return start, samples
 
 
 def instance_filter(names: dict[int, str], wanted: list[str], metric: str) -> set[int]:
