@@ -150,6 +150,8 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
         if not _canonical_strtab(body):
             obj["offsets"] = list(body.offsets)
             obj["strtab"] = escape_bytes(body.strtab)
+        if body.numinst < 0:                  # DUMP-INDOM-3: a count no array can show
+            obj["numinst"] = body.numinst
         return obj
     if rtype == TYPE_TEXT:
         return {"kind": "text", "tag": rtype,
@@ -163,9 +165,10 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
             ltype = LabelType(body.type & 0x3F).name.lower()
         except ValueError:
             ltype = f"type-{body.type}"
+        extra = {"nsets": body.nsets} if body.nsets < 0 else {}   # DUMP-LABELSET-2
         return _with_tail({
             "kind": "labelset", "tag": rtype, "timestamp": _stamp(body.timestamp), "type": ltype,
-            "label_type": body.type, "ident": body.ident,
+            "label_type": body.type, "ident": body.ident, **extra,
             "sets": [{"inst": s.inst, "json": escape_bytes(s.json), "nlabels": s.nlabels,
                       "labels": [dict(name=l.name, namelen=l.namelen, flags=l.flags,
                                       value=l.value, valuelen=l.valuelen) for l in s.labels]}

@@ -98,7 +98,7 @@ def _meta_body(obj: dict[str, Any]) -> Container:
                     buf += unescape_bytes(inst["name"]) + b"\0"
             table = bytes(buf)
         return Container(timestamp=_stamp(obj["timestamp"]), indom=PmInDom(obj["indom"]),
-                         numinst=len(insts), instlist=ListContainer(i["inst"] for i in insts),
+                         numinst=obj.get("numinst", len(insts)), instlist=ListContainer(i["inst"] for i in insts),
                          offsets=ListContainer(offsets), strtab=table)
     if kind == "text":
         ident = obj["ident"]
@@ -111,7 +111,7 @@ def _meta_body(obj: dict[str, Any]) -> Container:
             sets.append(Container(inst=s["inst"], jsonlen=len(js), json=js, nlabels=s["nlabels"],
                                   labels=ListContainer(Container(**lab) for lab in s["labels"])))
         return Container(timestamp=_stamp(obj["timestamp"]), type=obj["label_type"],
-                         ident=obj["ident"], nsets=len(sets), sets=sets, tail=tail)
+                         ident=obj["ident"], nsets=obj.get("nsets", len(sets)), sets=sets, tail=tail)
     return unescape_bytes(obj["body"])  # type: ignore[return-value]
 
 

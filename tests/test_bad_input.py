@@ -131,6 +131,17 @@ def test_mutated_archives_never_crash(pristine, tmp_path_factory, data) -> None:
                 assert Path(f"{base.parent}/ud/x.{part}").read_bytes() == Path(f"{base}.{part}").read_bytes()
     status, _, err = run("rebuild", "-q", str(base), str(base.parent / "out" / "rb"))
     assert status in (0, 1), err
+    # the oracles: a located one-line error (1 corrupt, 2 unusable request), never a traceback
+    for argv in (["interp", str(base), "disk.dev.read_bytes", "kernel.uname.release",
+                  "--samples", "6", "--interval", "7"],
+                 ["interp", str(base), "mem.util.used", "--interval=-13", "--samples", "4",
+                  "--emulate", "all"],
+                 ["derive", str(base), "-d", "r = rate(disk.dev.read_bytes)",
+                  "-d", "s = sum(disk.dev.read_bytes) + hinv.ncpu", "--samples", "5"]):
+        status, _, err = run(*argv)
+        assert status in (0, 1, 2) and "Traceback" not in err, err
+        if status == 2 or (status == 1 and argv[0] == "interp"):
+            assert len(err.strip().splitlines()) == 1 and err.startswith(f"pcpconform {argv[0]}: "), err
 
 
 @pytest.mark.parametrize("part, extra", [("meta", 1), ("meta", 7), ("0", 1), ("0", 3),
