@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pcpconform.oracle.interp import DEVIATIONS as INTERP_DEVIATIONS
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -142,8 +143,11 @@ def compare(version: str, base: Path, texts: list[str],
     if schedule is None:
         return cmp
     types = {b.name: b.desc.type for b in cmp.bound}
-    emulated = Evaluator(archive, cmp.bound, profile, emulate=EMULATABLE).schedule(*schedule)
-    intended = Evaluator(archive, cmp.bound, profile).schedule(*schedule)
+    emulated = Evaluator(archive, cmp.bound, profile, emulate=EMULATABLE,
+                         interp_emulate=INTERP_DEVIATIONS).schedule(*schedule)
+    # the derived metrics' intended behaviour over libpcp's own interpolation (INTERP-DEV-*)
+    intended = Evaluator(archive, cmp.bound, profile,
+                         interp_emulate=INTERP_DEVIATIONS).schedule(*schedule)
     for mine, plain in zip(emulated, intended):
         cmp.eol_ours.append(mine.eol)
         cmp.values_ours.append({n: _encode(v, types[n]) for n, v in mine.values.items()})

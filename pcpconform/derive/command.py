@@ -104,14 +104,18 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(line + "\n")
     if not bounds:
         return 1
+    from ..oracle.interp import DEVIATIONS as INTERP_DEVIATIONS
+
     emulate = set(args.emulate or [])
     if "all" in emulate:
-        emulate = set(EMULATABLE)
-    if emulate - EMULATABLE:
-        bad = sorted(emulate - EMULATABLE)[0]
+        emulate = set(EMULATABLE) | set(INTERP_DEVIATIONS)
+    known = EMULATABLE | INTERP_DEVIATIONS.keys()
+    if emulate - known:
+        bad = sorted(emulate - known)[0]
         raise UsageError(f"--emulate {bad}: not an emulatable deviation "
-                         f"({', '.join(sorted(EMULATABLE))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
-    ev = Evaluator(archive, bounds, prof, emulate=emulate)
+                         f"({', '.join(sorted(known))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
+    ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
+                   interp_emulate=emulate & INTERP_DEVIATIONS.keys())
     interval = parse_interval(args.interval, "--interval")
     if interval == 0:
         raise UsageError("--interval must not be 0")

@@ -362,7 +362,8 @@ class Evaluator:
     shows them instead of the intended behaviour."""
 
     def __init__(self, archive: Archive, bound: Sequence[Bound], profile: Profile, *,
-                 rules: str | None = None, emulate: Iterable[str] = ()) -> None:
+                 rules: str | None = None, emulate: Iterable[str] = (),
+                 interp_emulate: Iterable[str] = ()) -> None:
         self.archive = archive
         self.bound = list(bound)
         self.profile = profile
@@ -375,7 +376,9 @@ class Evaluator:
             for pmid in b.operand_pmids():
                 if pmid not in pmids:
                     pmids.append(pmid)
-        self.replay = Replay(archive, pmids, rules=rules or profile.name)
+        # interp_emulate: the interpolation oracle's named deviations (INTERP-DEV-*) for
+        # the operands, so that a comparison with a given libpcp is exact end to end
+        self.replay = Replay(archive, pmids, rules=rules or profile.name, emulate=interp_emulate)
         self.order = {pmid: instance_order(archive, self.replay.descs[pmid].indom)
                       for pmid in pmids}
         self.indoms = _InDoms(archive)

@@ -231,6 +231,8 @@ class Replay:
         # libpcp's remembered upper bound per (pmid, inst): only refreshed when an event
         # at or after the fetch time exists (INTERP-DEV-3)
         self._held_next: dict[tuple[int, int], tuple[float, Any]] = {}
+        self._exhausted: set[tuple[int, int]] = set()    # searched forwards, found nothing
+        self._no_search = False
         self.direction = 1                   # sign of the schedule's interval
         self._index = [(self.rel(e.timestamp), e) for e in archive.index_entries()]
         self._positioned: float | None = None   # INTERP-DEV-2: the first fetch's index point
@@ -442,6 +444,30 @@ class Replay:
     def _hidden_marks(self, pmid: int) -> list[tuple[float, float]]:
         return [(p[0], n[0]) for (m, _), (p, n) in self._held_pair.items() if m == pmid]
 
+    def _nothing_to_search(self, t: float) -> bool:
+        """INTERP-DEV-1 shows only when libpcp reads no record at this fetch: every requested
+        instance has a lower bound, and none lacks an upper bound at or after t (one that
+        found none once is not searched for again). Marks the instances whose search finds
+        nothing."""
+        quiet = True
+        for pmid in self.descs:
+            for inst in self.instances[pmid]:
+                key = (pmid, inst)
+                prior, nxt = self._bounds(self.series.get(key), t)
+                if prior is None:
+                    quiet = False           # an instance without a lower bound: libpcp rolls
+                held = self._held_next.get(key)
+                if held is not None and held[0] == t and \
+                        isinstance(self._event_before(self.series.get(key), t), NoValue):
+                    quiet = False           # bounded below by a mark: libpcp searches on
+                    continue
+                if key in self._exhausted or (held is not None and held[0] >= t):
+                    continue
+                quiet = False
+                if nxt is None:
+                    self._exhausted.add(key)
+        return quiet
+
     def _event_before(self, s: _Series | None, t: float) -> Any:
         """The value of the latest event strictly before t (INTERP-DEV-1)."""
         obs = None
@@ -487,7 +513,7 @@ class Replay:
         tp, p = prior
         if ptype not in _NUMERIC:
             if (held is not None and held[0] == t and held[1] is not None and tp == t
-                    and "nonnumeric-exact-hit" in self.emulate
+                    and "nonnumeric-exact-hit" in self.emulate and self._no_search
                     and self._before is not None and self._before < t):
                 return self._event_before(series, t)    # INTERP-DEV-1
             return p
@@ -527,6 +553,8 @@ class Replay:
         else:
             between = self.marks[bisect.bisect_left(self.marks, t):bisect.bisect_left(self.marks, prev)]
         marks = self._mark_bounds(t)
+        if "nonnumeric-exact-hit" in self.emulate:
+            self._no_search = self._nothing_to_search(t)
         value_at = self.value_at
         sample = Sample(when)
         for pmid, desc in self.descs.items():
