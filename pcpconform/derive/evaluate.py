@@ -998,6 +998,8 @@ class Evaluator:
         out = []
         lvals, rvals = ls.ivlist[:ls.numval], rs.ivlist[:rs.numval]
         if lset and rset:
+            if any(inst is UNPREDICTABLE for inst, _ in lvals + rvals):
+                self._unknown = True     # which instances pair depends on uninitialised memory
             rmap = {inst: value for inst, value in rvals}
             pairs = [(inst, lv, rmap[inst]) for inst, lv in lvals if inst in rmap]
             pairs = pairs[:min(len(lvals), len(rvals))]
