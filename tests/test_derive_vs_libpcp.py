@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pcpconform.oracle.interp import DEVIATIONS as INTERP_DEVIATIONS
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -34,9 +33,11 @@ from pcpconform.derive.parser import DeriveSyntaxError, parse
 from pcpconform.derive.units import ConvScaleError, UnitsError, conv_scale, parse_units
 from pcpconform.fixture import parse_fixture
 from pcpconform.generate import generate_archive
+from pcpconform.oracle.interp import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.pmtypes import PmSem, PmType, PmUnits, Timestamp
 from pcpconform.strategies import fixtures
 from pcpconform.values import F32
+from tests.libpcp import chroot
 from tests.libpcp import derive_eval_bridge as dbridge
 from tests.libpcp.compare import libpcp_encoding
 from tests.test_derive_bind import DESCRIPTORS, ERRORS, UNITS
@@ -635,7 +636,13 @@ def test_random_archives_and_expressions_match_libpcp(tmp_path_factory: pytest.T
     texts = [data.draw(expressions(pool, archive, profile), label=f"expr {k}") for k in range(24)]
     operands = pool.numeric + pool.other
     schedule = _schedule(data.draw, archive)
-    cmp = compare(version, base, operands + texts, schedule)
+    try:
+        cmp = compare(version, base, operands + texts, schedule)
+    except dbridge.bridge.LibpcpError as exc:
+        # a libpcp killed by a signal on an expression the strategy does not yet steer
+        # around (DERIVE-DEV-6..12 are avoided): nothing to compare, libpcp's defect
+        assume(exc.returncode >= 0)
+        raise
     skip: set[tuple[int, str]] = set()
     known = len(INTERP_MISMATCHES)
     for k, name in enumerate(operands):
@@ -662,3 +669,4 @@ def test_random_archives_and_expressions_match_libpcp(tmp_path_factory: pytest.T
     if os.environ.get("PCPCONFORM_DERIVE_STATS"):
         print(version, dict(STATS), len(INTERP_MISMATCHES))
     assert mismatches(cmp, skip) == []
+
