@@ -117,9 +117,15 @@ def _ieee_div(x: float, y: float) -> float:
             return x / y
         except OverflowError:
             return math.copysign(math.inf, x) * math.copysign(1.0, y)
-    if x == 0 or math.isnan(x):
-        return math.nan
+    if math.isnan(x):
+        return x                    # a NaN operand propagates as it is
+    if x == 0:
+        return _DEFAULT_NAN         # 0/0: x86's default NaN has the sign bit set
     return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+#: the NaN an x86-64 invalid operation produces (bits fff8000000000000), as libpcp gets it
+_DEFAULT_NAN = struct.unpack(">d", bytes.fromhex("fff8000000000000"))[0]
 
 
 def _compare(op: str, a: Any, b: Any) -> int:
