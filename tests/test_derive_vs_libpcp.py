@@ -37,7 +37,6 @@ from pcpconform.oracle.interp import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.pmtypes import PmSem, PmType, PmUnits, Timestamp
 from pcpconform.strategies import fixtures
 from pcpconform.values import F32
-from tests.libpcp import chroot
 from tests.libpcp import derive_eval_bridge as dbridge
 from tests.libpcp.compare import libpcp_encoding
 from tests.test_derive_bind import DESCRIPTORS, ERRORS, UNITS

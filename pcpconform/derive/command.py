@@ -52,6 +52,7 @@ def _check_only(args: argparse.Namespace) -> int:
 def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[str]]:
     """Registered definitions (config files first, then --define) and libpcp's messages."""
     from .config import ANON, Registry, load_path, read_config
+    from .evaluate import derived_pmid
 
     registry = Registry(prof)
     messages: list[str] = []
@@ -63,7 +64,12 @@ def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[s
     for k, text in enumerate(args.define):
         res = read_config(text.rstrip("\n") + "\n", prof, f"--define[{k + 1}]", registry)
         messages += res.diagnostics
-    defs = [d for name, d in registry.metrics.items() if name not in ANON and d.registered]
+    # global derived pmIDs count up from 511.0.1 in registration order, the anonymous
+    # event metrics first (measured: pminfo -m shows the first defined metric as 511.0.3)
+    registered = [d for d in registry.metrics.values() if d.registered]
+    for k, d in enumerate(registered):
+        d.pmid = derived_pmid(k)
+    defs = [d for d in registered if d.name not in ANON]
     return defs, messages
 
 
@@ -116,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                          f"({', '.join(sorted(known))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
     ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
                    interp_emulate=emulate & INTERP_DEVIATIONS.keys())
+    ev.pmids = {b.name: by_name[b.name].pmid for b in bounds}
     interval = parse_interval(args.interval, "--interval")
     if interval == 0:
         raise UsageError("--interval must not be 0")

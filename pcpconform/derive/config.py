@@ -15,7 +15,7 @@ import errno as _errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from . import ast
 from .parser import DeriveSyntaxError, parse
@@ -51,6 +51,8 @@ class Definition:
     line: int                       # as libpcp numbers it in its messages
     oneline: str | None = None
     helptext: str | None = None
+    #: the global pmID libpcp gives it (511.0.N in registration order), once known
+    pmid: Any = None
 
     @property
     def registered(self) -> bool:
