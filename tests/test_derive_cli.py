@@ -120,3 +120,27 @@ def test_derived_pmids_equal_libpcps(cpu: Path, tmp_path: Path) -> None:
     ours = {d["name"]: d["pmid"] for d in json.loads(out)["derived"]}
     assert ours == {k: v for k, v in theirs.items() if k in ours}
     assert ours == {"a.one": "511.0.3", "b.two": "511.0.4", "d.four": "511.0.6"}
+
+
+def test_late_start_seeks_without_changing_values(cpu: Path) -> None:
+    """INTERP-SEEK-1 through derive: a forward replay from a late --start gives what a
+    replay from the archive start gives at the same times."""
+    from pcpconform.archive import Archive
+    from pcpconform.derive.bind import bind
+    from pcpconform.derive.evaluate import Evaluator
+    from pcpconform.derive.parser import parse
+    from pcpconform.derive.profiles import PROFILES
+    from pcpconform.pmtypes import Timestamp
+
+    status, out, _ = run(str(cpu), "-d", "r = rate(cpu.busy)", "-d", "t = cpu.temp * 2",
+                         "--start", "+15", "--interval", "5", "--format", "csv")
+    assert status == 0
+    a = Archive(cpu)
+    prof = PROFILES["pcp-6.3"]
+    bounds = [bind(parse(e, prof), n, a, prof) for n, e in (("r", "rate(cpu.busy)"), ("t", "cpu.temp * 2"))]
+    t0 = a.start.total_nsec() + 15 * 10**9
+    full = Evaluator(a, bounds, prof).schedule(Timestamp.from_nsec(t0), 5 * 10**9, 4)
+    rows = [line.split(",") for line in out.splitlines()[1:]]
+    expected = [(f"{s.time.sec}.{s.time.nsec:09d}", name, str(v))
+                for s in full for name in ("r", "t") for _, v in s.values[name]]
+    assert [(r[0], r[1], r[5]) for r in rows] == expected

@@ -369,7 +369,7 @@ class Evaluator:
 
     def __init__(self, archive: Archive, bound: Sequence[Bound], profile: Profile, *,
                  rules: str | None = None, emulate: Iterable[str] = (),
-                 interp_emulate: Iterable[str] = ()) -> None:
+                 interp_emulate: Iterable[str] = (), from_time: Timestamp | None = None) -> None:
         self.archive = archive
         self.bound = list(bound)
         self.profile = profile
@@ -384,7 +384,8 @@ class Evaluator:
                     pmids.append(pmid)
         # interp_emulate: the interpolation oracle's named deviations (INTERP-DEV-*) for
         # the operands, so that a comparison with a given libpcp is exact end to end
-        self.replay = Replay(archive, pmids, rules=rules or profile.name, emulate=interp_emulate)
+        self.replay = Replay(archive, pmids, rules=rules or profile.name, emulate=interp_emulate,
+                             from_time=from_time)     # INTERP-SEEK-1 for a late forward start
         self.order = {pmid: instance_order(archive, self.replay.descs[pmid].indom)
                       for pmid in pmids}
         self.indoms = _InDoms(archive)
