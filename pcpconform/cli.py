@@ -62,7 +62,7 @@ def _cmd_interp(args: argparse.Namespace) -> int:
     from .errors import UsageError
     from .oracle.interp import DEVIATIONS, Replay
     from .oracle.report import write_csv, write_json, write_text
-    from .oracle.schedule import instance_filter, parse_interval, parse_when, plan, rate_convert
+    from .oracle.schedule import instance_filter, interval_and_seek, plan, rate_convert
 
     archive = Archive(args.archive)
     pmids = []
@@ -72,14 +72,7 @@ def _cmd_interp(args: argparse.Namespace) -> int:
         except KeyError:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
-    interval = parse_interval(args.interval, "--interval")
-    if interval == 0:
-        raise UsageError("--interval must not be 0")
-    # a forward replay from a start that does not depend on the archive's end can begin
-    # its one pass at an index entry near the start (INTERP-SEEK-1)
-    early = None
-    if interval > 0 and args.start and not args.start.strip().startswith("-"):
-        early = parse_when(args.start, "--start", archive.start, archive.start)
+    interval, early = interval_and_seek(args.interval, args.start, archive.start)
     replay = Replay(archive, pmids, rules=args.rules, emulate=emulate, from_time=early)
     start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples)
     if args.instances:

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.config and not args.define:
         raise UsageError("no derived metrics: give --config PATH or --define 'NAME = EXPR'")
     from ..archive import Archive
-    from ..oracle.schedule import parse_interval, parse_when, plan
+    from ..oracle.schedule import interval_and_seek, plan
     from .bind import DeriveSemanticError, bind
     from .evaluate import DEVIATIONS, EMULATABLE, Evaluator
 
@@ -120,12 +120,7 @@ def run(args: argparse.Namespace) -> int:
         bad = sorted(emulate - known)[0]
         raise UsageError(f"--emulate {bad}: not an emulatable deviation "
                          f"({', '.join(sorted(known))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
-    interval = parse_interval(args.interval, "--interval")
-    if interval == 0:
-        raise UsageError("--interval must not be 0")
-    early = None
-    if interval > 0 and args.start and not args.start.strip().startswith("-"):
-        early = parse_when(args.start, "--start", archive.start, archive.start)
+    interval, early = interval_and_seek(args.interval, args.start, archive.start)
     ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
                    interp_emulate=emulate & INTERP_DEVIATIONS.keys(), from_time=early)
     ev.pmids = {b.name: by_name[b.name].pmid for b in bounds}

@@ -653,13 +653,20 @@ class Evaluator:
             return f32(float(now) - float(before))
         return float(now) - float(before)
 
+    def _operand(self, node: BoundNode, st: _State) -> _State | None:
+        """Start a node whose result has its operand's values: save the previous result,
+        take the operand's numval; the operand's state, or None when there are no values."""
+        assert node.left is not None
+        ls = self._state(node.left)
+        self._save(node, st)
+        st.numval = ls.numval
+        return ls if st.numval > 0 else None
+
     def _eval_not(self, node: BoundNode, st: _State) -> int:
         left = node.left
         assert left is not None
-        ls = self._state(left)
-        self._save(node, st)
-        st.numval = ls.numval
-        if st.numval <= 0:
+        ls = self._operand(node, st)
+        if ls is None:
             return st.numval
         ptype = left.desc.type
         if ptype not in _NUMERIC:
@@ -683,10 +690,8 @@ class Evaluator:
     def _eval_neg(self, node: BoundNode, st: _State) -> int:
         left = node.left
         assert left is not None
-        ls = self._state(left)
-        self._save(node, st)
-        st.numval = ls.numval
-        if st.numval <= 0:
+        ls = self._operand(node, st)
+        if ls is None:
             return st.numval
         ptype = left.desc.type
         out = []
@@ -718,10 +723,8 @@ class Evaluator:
     def _eval_rescale(self, node: BoundNode, st: _State) -> int:
         left, right = node.left, node.right
         assert left is not None and right is not None
-        ls = self._state(left)
-        self._save(node, st)
-        st.numval = ls.numval
-        if st.numval <= 0:
+        ls = self._operand(node, st)
+        if ls is None:
             return st.numval
         out = []
         for inst, value in ls.ivlist[:ls.numval]:

@@ -13,7 +13,7 @@ from ..fixture import FixtureError, parse_time
 from ..pmtypes import PmSem, Timestamp
 from .interp import NoValue, Sample
 
-__all__ = ["parse_interval", "parse_when", "plan", "instance_filter", "rate_convert"]
+__all__ = ["parse_interval", "parse_when", "interval_and_seek", "plan", "instance_filter", "rate_convert"]
 
 # pmParseInterval's unit words (case-insensitive), in nanoseconds
 _UNITS = {
@@ -68,6 +68,18 @@ def parse_when(text: str, what: str, start: Timestamp, end: Timestamp) -> Timest
     except FixtureError:
         raise UsageError(f"{what} {text!r}: not a time (epoch seconds, ISO 8601, "
                          "+INTERVAL from the start or -INTERVAL from the end)") from None
+
+
+def interval_and_seek(interval_arg: str, start_arg: str | None,
+                      archive_start: Timestamp) -> tuple[int, Timestamp | None]:
+    """The interval in nanoseconds (never 0), and the time a forward replay may seek to
+    (INTERP-SEEK-1) when ``--start`` does not depend on the archive's end, else None."""
+    interval = parse_interval(interval_arg, "--interval")
+    if interval == 0:
+        raise UsageError("--interval must not be 0")
+    if interval > 0 and start_arg and not start_arg.strip().startswith("-"):
+        return interval, parse_when(start_arg, "--start", archive_start, archive_start)
+    return interval, None
 
 
 def plan(first: Timestamp, last: Timestamp, start_arg: str | None, end_arg: str | None,
