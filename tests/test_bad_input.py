@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 import struct
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.cli import main
 from pcpconform.fixture import load_fixture
 from pcpconform.generate import generate_archive
+from tests.cli import run_cli as run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "corpus" / "fixtures" / "example.yaml"
@@ -30,11 +28,6 @@ def pristine(tmp_path_factory) -> dict[int, Path]:
     return out
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = main(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def copy_archive(base: Path, dest: Path) -> Path:

@@ -3,32 +3,17 @@ diagnostics, the interp result format plus the derived descriptors, --check."""
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from pcpconform.cli import main
-from pcpconform.fixture import parse_fixture
-from pcpconform.generate import generate_archive
+from tests.cli import run_cli
 from tests.conftest import needs_libpcp
-from tests.test_interp_cli import CPU
-
-
-@pytest.fixture(scope="module")
-def cpu(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("cpu") / "c"
-    generate_archive(parse_fixture(CPU), base)
-    return base
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = main(["derive", *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_cli("derive", *argv)
 
 
 def test_check_accepts_and_rejects_with_libpcps_message() -> None:

@@ -8,55 +8,22 @@ import io
 import json
 import re
 import subprocess
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from pcpconform.cli import main
 from pcpconform.errors import UsageError
-from pcpconform.fixture import parse_fixture
-from pcpconform.generate import generate_archive
 from pcpconform.oracle.schedule import parse_interval
+from tests.cli import run_cli
 from tests.conftest import needs_libpcp
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1700000000
 
-CPU = {
-    "archive": {"version": 3, "hostname": "h", "timezone": "UTC", "interval": 10},
-    "metrics": [
-        {"name": "cpu.busy", "pmid": "245.0.10", "type": "u64", "sem": "counter",
-         "units": "count", "indom": "245.1"},
-        {"name": "cpu.temp", "pmid": "245.0.11", "type": "double", "sem": "instant",
-         "indom": "245.1"},
-    ],
-    "indoms": [{"indom": "245.1", "instances": {"cpu0": 0, "cpu1 socket0": 1, "cpu2": 2}}],
-    "samples": [
-        {"time": T0, "values": {"cpu.busy": {"cpu0": 100, "cpu1 socket0": 5000, "cpu2": 7},
-                                "cpu.temp": {"cpu0": 40.5, "cpu1 socket0": 41.0, "cpu2": 39.0}}},
-        {"values": {"cpu.busy": {"cpu0": 400, "cpu1 socket0": 5200, "cpu2": 7},
-                    "cpu.temp": {"cpu0": 42.0, "cpu1 socket0": 41.5, "cpu2": 39.0}}},
-        {"values": {"cpu.busy": {"cpu0": 1000, "cpu1 socket0": 5100, "cpu2": 9},
-                    "cpu.temp": {"cpu0": 44.0, "cpu1 socket0": 43.0, "cpu2": 38.0}}},
-        {"values": {"cpu.busy": {"cpu0": 1300, "cpu1 socket0": 5900, "cpu2": 11},
-                    "cpu.temp": {"cpu0": 41.0, "cpu1 socket0": 40.0, "cpu2": 37.0}}},
-    ],
-}
-
-
-@pytest.fixture(scope="module")
-def cpu(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("cpu") / "c"
-    generate_archive(parse_fixture(CPU), base)
-    return base
-
 
 def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = main(["interp", *argv])
-    return status, out.getvalue(), err.getvalue()
+    return run_cli("interp", *argv)
 
 
 def test_interval_words_follow_pmparseinterval() -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from pcpconform.archive import Archive
-from pcpconform.cli import main
 from pcpconform.fixture import load_fixture
 from pcpconform.generate import generate_archive
 from pcpconform.oracle.interp import NoValue, interpolate
 from pcpconform.pmtypes import Timestamp
+from tests.cli import run_cli as run
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1700000000
@@ -62,11 +60,6 @@ def test_end_of_log_and_edges(seed: Path) -> None:
     assert before.eol
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        status = main(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_cli_json_format_and_errors(seed: Path) -> None:
