@@ -215,9 +215,10 @@ class Replay:
         self.last = archive.start               # the latest record time, absolute
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
         self.seeked_from: Any = None            # the index entry the pass started at, if any
+        index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
         results = None
         if from_time is not None:
-            entry = self._seek_entry(archive, from_time)
+            entry = self._seek_entry(archive, index, from_time)
             if entry is not None:
                 self.seeked_from = entry
                 results = archive.results_from(entry.vol, entry.off_data)
@@ -234,17 +235,17 @@ class Replay:
         self._exhausted: set[tuple[int, int]] = set()    # searched forwards, found nothing
         self._no_search = False
         self.direction = 1                   # sign of the schedule's interval
-        self._index = [(self.rel(e.timestamp), e) for e in archive.index_entries()]
+        self._index = [(self.rel(e.timestamp), e) for e in index]
         self._positioned: float | None = None   # INTERP-DEV-2: the first fetch's index point
         # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
 
-    def _seek_entry(self, archive: Archive, when: Timestamp) -> Any:
+    def _seek_entry(self, archive: Archive, index: list[Any], when: Timestamp) -> Any:
         """The latest index entry before ``when`` from which every requested instance has
         an event (an observation, or any mark) at or before ``when``; None for the start.
         Candidate entries are tried going back 1, 2, 4, ... entries."""
-        entries = [e for e in archive.index_entries() if e.timestamp.total_nsec() < when.total_nsec()]
+        entries = [e for e in index if e.timestamp.total_nsec() < when.total_nsec()]
         if len(entries) < 2:
             return None
         want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts}
