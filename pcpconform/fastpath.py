@@ -48,7 +48,9 @@ _PMVALUE = struct_format(PmValue)       # "iI"
 _HEADER = {2: struct.Struct(">" + _T2 + "i"), 3: struct.Struct(">" + _T3 + "i")}
 _VSET_HEAD = struct.Struct(">Ii")       # pmValueSet.pmid, numval
 _WORD = struct.Struct(">I")
-_BLOCK_BULK = {PmType.U64: "IQ", PmType.I64: "Iq", PmType.DOUBLE: "Id"}
+#: fixed-size value blocks decoded a run at a time: vtype -> (header + payload format, vlen)
+_BLOCK_BULK = {PmType.U64: ("IQ", 12), PmType.I64: ("Iq", 12), PmType.DOUBLE: ("Id", 12),
+               PmType.FLOAT: ("II", 8)}
 
 
 @lru_cache(maxsize=4096)
@@ -219,30 +221,22 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
     head = _WORD.unpack_from(data, first)[0]
     vtype, vlen = head >> 24, head & 0xFFFFFF
     count = len(words)
-    code = _BLOCK_BULK.get(vtype)  # type: ignore[call-overload]
-    if code and vlen == 12 and words == tuple(range(words[0], words[0] + 3 * count, 3)):
-        # a run of equal 12-byte blocks, back to back: one unpack for the whole run
-        if first + 12 * count > end:
+    code, size = _BLOCK_BULK.get(vtype, (None, 0))  # type: ignore[call-overload]
+    if code and vlen == size and words == tuple(range(words[0], words[0] + size // 4 * count,
+                                                      size // 4)):
+        # a run of equal fixed-size blocks, back to back: one unpack for the whole run
+        if first + size * count > end:
             raise _Fallback
         flat = _blocks_format(code, count).unpack_from(data, first)
         if flat[0::2].count(head) != count:
             raise _Fallback
         if vtype != ptype:
             canonical[0] = False
-        pending.append((first, 12 * count))
+        pending.append((first, size * count))
+        if vtype == PmType.FLOAT:           # F32 keeps the bits beside the float
+            floats = _blocks_format("If", count).unpack_from(data, first)[1::2]
+            return insts, tuple(map(F32, floats, flat[1::2]))
         return insts, flat[1::2]
-    if vtype == PmType.FLOAT and vlen == 8 and words == tuple(range(words[0], words[0] + 2 * count, 2)):
-        # a run of FLOAT blocks, back to back: heads and bits, then the floats, in two unpacks
-        if first + 8 * count > end:
-            raise _Fallback
-        heads_bits = _blocks_format("II", count).unpack_from(data, first)
-        if heads_bits[0::2].count(head) != count:
-            raise _Fallback
-        if vtype != ptype:
-            canonical[0] = False
-        pending.append((first, 8 * count))
-        floats = _blocks_format("If", count).unpack_from(data, first)[1::2]
-        return insts, tuple(map(F32, floats, heads_bits[1::2]))
     values = []
     for word in words:
         off = 4 * word - 8
