@@ -5,7 +5,7 @@ Run from the project root::
 
     .venv/bin/python benchmarks/bench_decode.py [--size-mb 20] [--version 3] [--keep DIR]
 
-The archive is generated once with ``pcpconform.writer`` (no YAML fixture) and cached
+The archive is generated once with ``pcpconform.io.writer`` (no YAML fixture) and cached
 under ``build/bench/`` (or DIR with ``--keep``; ``--no-cache`` uses a temporary
 directory that is removed afterwards). Each run then times, best of ``--repeat``
 wall-clock runs (``time.perf_counter``), rounds interleaved:
@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pcpconform.archive import Archive
-from pcpconform.generate import mark_time
-from pcpconform.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
-from pcpconform.values import F32
-from pcpconform.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+from pcpconform.io.archive import Archive
+from pcpconform.fixtures.generate import mark_time
+from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.values import F32
+from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Bump when the generated content changes, so stale cached archives are not reused.
@@ -390,7 +390,7 @@ def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
 def dump_to_devnull(fmt: str) -> Callable[[Path], None]:
     """What ``pcpconform dump --format FMT`` does, in-process, for profiling."""
     def run(base: Path) -> None:
-        from pcpconform.dump import write_jsonl, write_text
+        from pcpconform.dump.jsonl import write_jsonl, write_text
 
         with open(os.devnull, "w", encoding="utf-8") as out:
             (write_jsonl if fmt == "jsonl" else write_text)(Archive(base), out)
@@ -416,7 +416,7 @@ def profile(what: str, fn: Callable[[], None], top: int) -> None:
 def startup_seconds(repeat: int) -> float | None:
     """Interpreter start plus the imports ``pcpconform dump`` needs: a fixed cost inside
     both subprocess figures, small against a 20 MB archive."""
-    argv = [sys.executable, "-c", "import pcpconform.cli, pcpconform.dump"]
+    argv = [sys.executable, "-c", "import pcpconform.cli, pcpconform.dump.jsonl"]
     best = None
     for _ in range(repeat):
         began = time.perf_counter()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Interpolation speed: the oracle (pcpconform.oracle.interp) against libpcp's PM_MODE_INTERP.
+"""Interpolation speed: the oracle (pcpconform.oracles.interp.replay) against libpcp's PM_MODE_INTERP.
 
 Run from the project root::
 
@@ -8,7 +8,7 @@ Run from the project root::
 The archive (~20 MB, 45 metrics: counters, instants and discretes of every numeric type and
 strings, over three 10-instance domains and a 3-instance one, logged every 10 s, discretes
 every 60th result, a mark and a 30-minute gap every 2500 results) is written with
-``pcpconform.writer`` and cached under ``build/bench/``. Every metric is then replayed on
+``pcpconform.io.writer`` and cached under ``build/bench/``. Every metric is then replayed on
 one forward schedule of ``--fetches`` fetches spread over the whole archive, with the
 ``pcp-6.0`` rules (what the host's libpcp 6.0.3 does), timing, in interleaved rounds,
 best of ``--repeat``:
@@ -23,7 +23,7 @@ best of ``--repeat``:
 
 Before timing, the values of a subset of the fetches (the first ``--verify`` and as many
 spread evenly over the schedule) are compared, oracle against libpcp (through
-tests/libpcp/pm_interp.py), so that both do the same work. Exit status 1 if they differ or
+tests/differential/libpcp/pm_interp.py), so that both do the same work. Exit status 1 if they differ or
 a command fails; timings are reported, never asserted. ``--profile`` runs the oracle under
 cProfile and prints the top functions.
 """
@@ -102,7 +102,7 @@ def libpcp_worker(argv: list[str]) -> int:
 # -- the archive ----------------------------------------------------------------------
 
 def _metrics():
-    from pcpconform.pmtypes import PM_INDOM_NULL, PmInDom, PmSem, PmType, PmUnits
+    from pcpconform.format.pmtypes import PM_INDOM_NULL, PmInDom, PmSem, PmType, PmUnits
 
     C, I, D = PmSem.COUNTER, PmSem.INSTANT, PmSem.DISCRETE
     disk, net, cpu, load = (int(PmInDom(s)) for s in ("60.1", "60.3", "60.0", "60.2"))
@@ -158,13 +158,13 @@ def _metrics():
         ("60.12.0", T.STRING, null, D, none, "kernel.uname.release", "release"),
         ("60.12.1", T.STRING, null, D, none, "pmcd.version", "release"),
     ]
-    from pcpconform.pmtypes import PmID
+    from pcpconform.format.pmtypes import PmID
 
     return [(int(PmID(p)), t, ind, s, u, name, kind) for p, t, ind, s, u, name, kind in rows]
 
 
 def _indoms():
-    from pcpconform.pmtypes import PmInDom
+    from pcpconform.format.pmtypes import PmInDom
 
     return [(int(PmInDom("60.1")), [(i, f"sd{chr(97 + i)}") for i in range(10)]),
             (int(PmInDom("60.3")), [(0, "lo")] + [(i, f"eth{i - 1}") for i in range(1, 10)]),
@@ -173,7 +173,7 @@ def _indoms():
 
 
 def result_time(k: int):
-    from pcpconform.pmtypes import Timestamp
+    from pcpconform.format.pmtypes import Timestamp
 
     rng = random.Random(SEED * 7 + k)
     nsec = 500_000_000 + rng.randrange(0, 5000) * 1000 + rng.randrange(1000)
@@ -201,9 +201,9 @@ def _plan() -> list:
 
 def sample_values(k: int):
     """The k-th result's value sets: a pure function of k."""
-    from pcpconform.pmtypes import PmSem, PmType
-    from pcpconform.values import F32
-    from pcpconform.writer import ValueSetSpec
+    from pcpconform.format.pmtypes import PmSem, PmType
+    from pcpconform.format.values import F32
+    from pcpconform.io.writer import ValueSetSpec
 
     rng = random.Random(SEED * 31 + k)
     day = 2 * math.pi * k / DAY
@@ -254,7 +254,7 @@ def sample_values(k: int):
 
 
 def build_chunk(version: int, start: int, stop: int) -> list[bytes]:
-    from pcpconform.writer import ArchiveWriter, layout_result
+    from pcpconform.io.writer import ArchiveWriter, layout_result
 
     w = ArchiveWriter(os.devnull, version)
     return [w.encode_result(layout_result(version, *sample_values(k))) for k in range(start, stop)]
@@ -279,8 +279,8 @@ def generate(base: Path, version: int, size_mb: float, jobs: int) -> dict:
     from concurrent.futures import ProcessPoolExecutor
 
     from bench_decode import MB  # noqa: PLC0415
-    from pcpconform.generate import mark_time
-    from pcpconform.writer import ArchiveWriter, LabelFields, layout_result
+    from pcpconform.fixtures.generate import mark_time
+    from pcpconform.io.writer import ArchiveWriter, LabelFields, layout_result
 
     _manifest(base).unlink(missing_ok=True)
     began = time.perf_counter()
@@ -329,8 +329,8 @@ def generate(base: Path, version: int, size_mb: float, jobs: int) -> dict:
 def schedule(base: Path, fetches: int):
     """A forward schedule over the whole archive that stays clear of its ends (and of exact
     record times): start 1.234567891 s after the first record, ``fetches`` fetches."""
-    from pcpconform.archive import Archive
-    from pcpconform.pmtypes import Timestamp
+    from pcpconform.io.archive import Archive
+    from pcpconform.format.pmtypes import Timestamp
 
     a = Archive(base)
     first = a.start.total_nsec()
@@ -350,8 +350,8 @@ class Oracle:
         self.samples = None
 
     def __call__(self) -> None:
-        from pcpconform.archive import Archive
-        from pcpconform.oracle.interp import Replay
+        from pcpconform.io.archive import Archive
+        from pcpconform.oracles.interp.replay import Replay
 
         base, pmids, start, delta, count = self.args
         t0, c0 = time.perf_counter(), time.process_time()
@@ -398,11 +398,11 @@ def verify(base: Path, pmids: list[int], samples, start, delta: int, count: int,
     """Compare the oracle's samples with libpcp's at the first ``first_n`` fetches and
     ``first_n`` more spread over the schedule: (fetches compared, values compared, diffs)."""
     sys.path.insert(0, str(ROOT))
-    from pcpconform.archive import Archive
-    from pcpconform.oracle.interp import NoValue
-    from pcpconform.pmtypes import PmID
-    from tests.libpcp import bridge
-    from tests.libpcp.compare import libpcp_encoding
+    from pcpconform.io.archive import Archive
+    from pcpconform.oracles.interp.replay import NoValue
+    from pcpconform.format.pmtypes import PmID
+    from tests.differential.libpcp import bridge
+    from tests.differential.libpcp.compare import libpcp_encoding
 
     a = Archive(base)
     types = {p: a.desc(p).type for p in pmids}

@@ -9,7 +9,7 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from tests.libpcp import bridge
+from tests.differential.libpcp import bridge
 
 needs_libpcp = pytest.mark.skipif(not bridge.HAVE_LIBPCP, reason="Debian's PCP is not installed")
 
@@ -46,8 +46,8 @@ CPU = {
 
 @pytest.fixture(scope="session")
 def cpu(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from pcpconform.fixture import parse_fixture
-    from pcpconform.generate import generate_archive
+    from pcpconform.fixtures.fixture import parse_fixture
+    from pcpconform.fixtures.generate import generate_archive
 
     base = tmp_path_factory.mktemp("cpu") / "c"
     generate_archive(parse_fixture(CPU), base)

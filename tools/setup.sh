@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Create .venv with pcpconform and its test/doc dependencies (idempotent).
+# Create .venv with pcpconform (editable) and its test, docs and optional extras. Idempotent
+# and quiet: nothing is reinstalled while pyproject.toml is unchanged; pip's output is shown
+# only when it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,docs]'
+stamp=.venv/.pcpconform-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c 'import pcpconform' 2>/dev/null; then
+    exit 0
+fi
+log=$(mktemp)
+if ! { .venv/bin/python -m pip install -q --upgrade pip &&
+       .venv/bin/python -m pip install -q -e '.[test,docs,strategies,plot]'; } >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    exit 1
+fi
+rm -f "$log"
+echo "$want" > "$stamp"

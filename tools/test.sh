@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Set up everything (venv, packages, Debian's PCP as the reference) and run the test suite.
+# Set up everything (venv, packages, the three reference libpcps) and run the test suite.
+# As root it installs Debian's PCP 6.0.3 on the host and Debian trixie's (6.3.x) and sid's
+# (7.x) PCP in debootstrap chroots; each step does nothing when already done. In CI
+# (CI=true) a missing reference fails the run: differential tests never skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ]; then
     bash .ci/install-pcp.sh
-    # libpcp 6.3.x (Debian trixie) in a chroot, for the pcp-6.3 interpolation rules;
-    # without it those differential tests are skipped, so a failure here is not fatal
-    bash .ci/install-pcp-trixie.sh >/dev/null 2>&1 || echo "warning: trixie chroot not installed" >&2
+    for suite in trixie sid; do
+        log=$(mktemp)
+        if ! bash .ci/install-pcp-chroot.sh "$suite" >"$log" 2>&1; then
+            cat "$log" >&2
+            echo "tools/test.sh: the $suite PCP chroot did not install" >&2
+            exit 1
+        fi
+        rm -f "$log"
+    done
 fi
 bash tools/setup.sh
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -24,19 +24,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import FormatError
-from ..fastpath import decode_result
-from ..files import strip_compression
-from ..pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestamp
-from ..reader import Component, RawRecord, parse_payload
-from ..schema import (
+from pcpconform.errors import FormatError
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.files import strip_compression
+from pcpconform.format.pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestamp
+from pcpconform.io.reader import Component, RawRecord, parse_payload
+from pcpconform.format.schema import (
     INDEX_ENTRY_SIZE, LABEL_SIZE, META_TYPES, PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC,
     TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
     event_array, structs,
 )
-from ..values import BLOCK_PAYLOAD_SIZE
-from ..writer import valfmt_for
-from .diagnostics import DiagnosticLimit, Report
+from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
+from pcpconform.io.writer import valfmt_for
+from pcpconform.check.diagnostics import DiagnosticLimit, Report
 
 __all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT"]
 
@@ -101,8 +101,8 @@ def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None =
 
 
 def _internal(base: Path, exc: BaseException):  # type: ignore[no-untyped-def]
-    from .diagnostics import Diagnostic
-    from .rules import RULES, Severity
+    from pcpconform.check.diagnostics import Diagnostic
+    from pcpconform.check.rules import RULES, Severity
     return Diagnostic("check.internal", Severity.ERROR, base.name, None, None, None,
                       f"the check stopped on an internal error: {type(exc).__name__}: {exc}",
                       RULES["check.internal"].clause)
@@ -140,7 +140,7 @@ class _Checker:
         self._cross_checks(labels)
 
     def _discover(self) -> tuple[Path | None, Path | None, dict[int, Path]] | None:
-        from ..files import base_name_of
+        from pcpconform.io.files import base_name_of
         base = base_name_of(self.base)
         self.base = base
         self.r.archive = str(base)

@@ -1,9 +1,9 @@
 """The invalid corpus: one-fault archives, each made from a valid generated archive.
 
-Every case starts from an archive that ``pcpconform.generate`` writes from a bundled fixture
+Every case starts from an archive that ``pcpconform.fixtures.generate`` writes from a bundled fixture
 (``corpus/fixtures/example.yaml`` or ``events.yaml``), in version 2 and/or 3, and applies one
-fault by editing bytes at offsets found by parsing the archive (``pcpconform.reader`` framing,
-``pcpconform.schema`` layouts). Where the fault changes a record's length, the record is
+fault by editing bytes at offsets found by parsing the archive (``pcpconform.io.reader`` framing,
+``pcpconform.format.schema`` layouts). Where the fault changes a record's length, the record is
 rebuilt with the schema and the index offsets after it are moved by the same amount, so that
 the fault stays the only one. Each case names the diagnostic codes the validator must report:
 its error codes exactly, its warning and info codes at least.
@@ -35,12 +35,12 @@ from typing import Any
 
 from construct import Container, ListContainer
 
-from ..pmtypes import PmID, PmInDom, Timestamp
-from ..schema import (
+from pcpconform.format.pmtypes import PmID, PmInDom, Timestamp
+from pcpconform.format.schema import (
     TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
     block_index, event_array, structs,
 )
-from .rules import RULES, Severity
+from pcpconform.check.rules import RULES, Severity
 
 __all__ = ["Case", "CASES", "UNCOVERED", "ArchiveEdit", "build_corpus", "render_readme", "main"]
 
@@ -1214,8 +1214,8 @@ def _primary_clause(codes: list[str]) -> str:
 
 def build_corpus(outdir: str | Path, *, fixtures: str | Path = FIXTURES) -> dict[str, Any]:
     """Write every case under ``outdir`` and return (and write) the manifest."""
-    from ..fixture import load_fixture
-    from ..generate import generate_archive
+    from pcpconform.fixtures.fixture import load_fixture
+    from pcpconform.fixtures.generate import generate_archive
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from ..files import base_name_of, strip_compression
-from .diagnostics import Report
+from pcpconform.io.files import base_name_of, strip_compression
+from pcpconform.check.diagnostics import Report
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]

@@ -1,0 +1,61 @@
+"""``pcpconform check``: validate archives and report every problem found."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pcpconform.check import output
+from pcpconform.check.runner import (
+    count_option,
+    expand_inputs,
+    jobs_from_option,
+    run_checks,
+)
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("archives", nargs="+", metavar="ARCHIVE",
+                   help="archive base name, any file of an archive, or a directory of archives")
+    p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the report to this file instead of standard output")
+    p.add_argument("--warnings-as-errors", action="store_true",
+                   help="exit 1 when there are warnings, even without errors")
+    p.add_argument("--max-diagnostics", type=count_option(1), metavar="N",
+                   help="stop checking an archive after N diagnostics")
+    p.add_argument("-j", "--jobs", type=count_option(0), default=1, metavar="N",
+                   help="check N archives at once (0: one per CPU; default 1)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar; text output lists diagnostics only")
+
+
+def run(args: argparse.Namespace) -> int:
+    bases, problems = expand_inputs(args.archives)
+    for problem in problems:
+        print(f"pcpconform check: {problem}", file=sys.stderr)
+    if not bases:
+        if not problems:
+            print("pcpconform check: nothing to check", file=sys.stderr)
+        return 2
+    progress = not args.quiet and sys.stderr.isatty()
+    results = run_checks(bases, jobs_from_option(args.jobs), args.max_diagnostics, progress)
+    for crash in results.crashes:
+        print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
+    options = dict(crashes=results.crashes, quiet=args.quiet,
+                   warnings_as_errors=args.warnings_as_errors)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            output.write(args.format, results, out, **options)
+    else:
+        output.write(args.format, results, sys.stdout, terminal=sys.stdout.isatty(), **options)
+        sys.stdout.flush()
+    if problems or results.crashes:
+        return 2
+    if any(r.errors for r in results):
+        return 1
+    if args.warnings_as_errors and any(r.warnings for r in results):
+        return 1
+    return 0

@@ -1,0 +1,28 @@
+"""``pcpconform dump``: every record of an archive, as JSON Lines or pmdumplog-like text."""
+
+from __future__ import annotations
+
+import argparse
+
+from pcpconform.cli.output import opened_output
+from pcpconform.dump.jsonl import write_jsonl
+from pcpconform.dump.text import write_text
+from pcpconform.io.archive import Archive
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("archive", help="archive base name, or any file of the archive")
+    p.add_argument("--format", choices=("text", "jsonl"), default="text")
+    p.add_argument("-o", "--output", help="write to this file instead of standard output")
+
+
+def run(args: argparse.Namespace) -> int:
+    archive = Archive(args.archive)
+    with opened_output(args.output) as out:
+        if args.format == "jsonl":
+            write_jsonl(archive, out)
+        else:
+            write_text(archive, out)
+    return 0

@@ -1,0 +1,112 @@
+"""A pmdumplog -a style listing of an archive, for people."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+from pcpconform.dump.jsonl import escape_bytes, sem_token
+from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDom, PmType, Timestamp
+from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
+
+__all__ = ["write_text", "when_text", "value_text"]
+
+def when_text(ts: Timestamp) -> str:
+    try:
+        dt = datetime.fromtimestamp(ts.sec, tz=timezone.utc)
+        return dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts.nsec:09d}Z"
+    except (OverflowError, OSError, ValueError):
+        return f"@{ts.sec}.{ts.nsec:09d}"
+
+
+def value_text(value: Any, ptype: int | None) -> str:
+    if isinstance(value, F32):
+        return repr(float(value))
+    if isinstance(value, (bytes, bytearray)):
+        if ptype == PmType.STRING:
+            return '"' + escape_bytes(bytes(value).rstrip(b"\0")) + '"'
+        return "[" + bytes(value).hex() + "]"
+    if hasattr(value, "records"):
+        return f"[{len(value.records)} event records]"
+    return str(value)
+
+
+def write_text(archive: Archive, out: TextIO) -> None:
+    """A pmdumplog -a style listing (times in UTC)."""
+    md = archive.metadata
+    lab = archive.label
+    out.write(f"Log Label (Log Format Version {archive.version})\n")
+    out.write(f"Performance metrics from host {lab.hostname}\n")
+    out.write(f"    commencing {when_text(lab.start)}\n")
+    out.write(f"Archive timezone: {lab.timezone}\n")
+    if archive.version == 3 and lab.zoneinfo:
+        out.write(f"Archive zoneinfo: {lab.zoneinfo}\n")
+    out.write(f"PID for pmlogger: {lab.pid}\n\n")
+    out.write("Descriptions for Metrics in the Log ...\n")
+    for d in md.descs.values():
+        try:
+            tdesc = TYPE_DESCRIPTIONS[PmType(d.type)]
+        except ValueError:
+            tdesc = f"type {d.type}"
+        indom = "PM_INDOM_NULL 0xffffffff" if d.indom.is_null else f"{d.indom} 0x{int(d.indom):x}"
+        out.write(f"PMID: {d.pmid} ({', '.join(d.names)})\n")
+        out.write(f"    Data Type: {tdesc}  InDom: {indom}\n")
+        out.write(f"    Semantics: {sem_token(d.sem)}  Units: {d.units}\n")
+        for oneline in (True, False):
+            text = archive.help_text(d.pmid, oneline=oneline)
+            if text:
+                out.write(f"    {'Help' if oneline else 'Full help'}: {text}\n")
+    out.write("\nInstance Domains in the Log ...\n")
+    for indom, history in md.indoms.items():
+        out.write(f"InDom: {PmInDom(indom)}\n")
+        for rec in history:
+            out.write(f"{when_text(rec.timestamp)} {len(rec.instances)} instances\n")
+            for inst, name in rec.instances.items():
+                out.write(f"   {inst} or \"{name}\"\n")
+    if md.labels:
+        out.write("\nLabel Sets in the Log ...\n")
+        for lr in md.labels:
+            try:
+                ltype = LabelType(lr.type).name.lower()
+            except ValueError:
+                ltype = str(lr.type)
+            for inst, js in lr.sets:
+                where = "" if inst == 0xFFFFFFFF else f" inst {inst}"
+                out.write(f"{when_text(lr.timestamp)} {ltype} {lr.ident}{where}: "
+                          f"{json.dumps(js) if isinstance(js, dict) else js}\n")
+    entries = list(archive.index_entries())
+    if entries:
+        out.write("\nTemporal Index\n\t\tLog Vol    end(meta)     end(log)\n")
+        for e in entries:
+            out.write(f"{when_text(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
+    out.write("\n")
+    types = {pmid: d.type for pmid, d in md.descs.items()}
+    for res in archive.results():
+        size = len(res.record.data) if res.record is not None else 0
+        out.write(f"[{size} bytes]\n")
+        if res.is_mark:
+            out.write(f"{when_text(res.timestamp)}  <mark>\n\n")
+            continue
+        out.write(f"{when_text(res.timestamp)} {len(res.vsets)} metric{'s' if len(res.vsets) != 1 else ''}\n")
+        for vs in res.vsets:
+            name = archive.metric_name(vs.pmid)
+            head = f"    {PmID(vs.pmid)} ({name}):"
+            if vs.numval < 0:
+                out.write(f"{head} error {vs.numval}\n")
+                continue
+            if vs.numval == 0:
+                out.write(f"{head} No values returned!\n")
+                continue
+            ptype = types.get(vs.pmid)
+            desc = md.descs.get(vs.pmid)
+            if len(vs.values) == 1 and vs.values[0][0] == -1:
+                out.write(f"{head} value {value_text(vs.values[0][1], ptype)}\n")
+                continue
+            out.write(head + "\n")
+            names = archive.instances(desc.indom, res.timestamp) if desc and not desc.indom.is_null else {}
+            for inst, v in vs.values:
+                label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
+                out.write(f"        inst [{label}] value {value_text(v, ptype)}\n")
+        out.write("\n")

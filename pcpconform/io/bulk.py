@@ -1,0 +1,310 @@
+"""Bulk decoding of pmResult records, derived from the same schema as the construct parser.
+
+Interpreted construct spends most of its time on per-field bookkeeping. Results repeat the
+same fixed shapes record after record (value-set header, pmValue pairs, 64-bit blocks), so
+this module derives ``struct`` formats from the schema's own fixed-size declarations and
+unpacks whole runs of values in one call. Anything unusual (odd block sizes, event arrays,
+structural damage) falls back to the construct schema, which is also the referee in the
+tests: both paths must decode every record to the same values.
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import lru_cache
+from typing import Any
+
+from construct import Adapter, Construct, FormatField, Renamed, Struct
+
+from pcpconform.errors import FormatError
+from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.io.reader import RawRecord, parse_payload
+from pcpconform.format.schema import PmValue, structs
+from pcpconform.format.schema.common import TimestampT3, TimevalT2
+from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
+from pcpconform.io.writer import valfmt_for
+
+# valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
+_VALFMT = {t: valfmt_for(t) for t in PmType}
+
+__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result"]
+
+
+def struct_format(con: Construct) -> str:
+    """The ``struct`` format (without byte-order prefix) of a fixed-size schema."""
+    while isinstance(con, (Renamed, Adapter)):
+        con = con.subcon
+    if isinstance(con, FormatField):
+        return con.fmtstr.lstrip("<>=!")
+    if isinstance(con, Struct):
+        return "".join(struct_format(sub) for sub in con.subcons)
+    raise TypeError(f"{con!r} has no fixed struct format")
+
+
+# Formats taken from the schema declarations themselves.
+_T2 = struct_format(TimevalT2)          # "ii"
+_T3 = struct_format(TimestampT3)        # "IIi"
+_PMVALUE = struct_format(PmValue)       # "iI"
+_HEADER = {2: struct.Struct(">" + _T2 + "i"), 3: struct.Struct(">" + _T3 + "i")}
+_VSET_HEAD = struct.Struct(">Ii")       # pmValueSet.pmid, numval
+_WORD = struct.Struct(">I")
+#: fixed-size value blocks decoded a run at a time: vtype -> (header + payload format, vlen)
+_BLOCK_BULK = {PmType.U64: ("IQ", 12), PmType.I64: ("Iq", 12), PmType.DOUBLE: ("Id", 12),
+               PmType.FLOAT: ("II", 8)}
+
+
+@lru_cache(maxsize=4096)
+def _values_format(count: int) -> struct.Struct:
+    return struct.Struct(">" + _PMVALUE * count)
+
+
+@lru_cache(maxsize=4096)
+def _signed_values_format(count: int) -> struct.Struct:
+    # PM_TYPE_32 insitu words read as signed in the same unpack
+    return struct.Struct(">" + _PMVALUE.lower() * count)
+
+
+@lru_cache(maxsize=4096)
+def _blocks_format(code: str, count: int) -> struct.Struct:
+    return struct.Struct(">" + code * count)
+
+
+class DecodedValueSet:
+    """One metric's values in a result: (instance, typed value) pairs.
+
+    The bulk decoder keeps instances and values as two tuples and pairs them only when
+    ``values`` is first read, since checks that work per column never need the pairs.
+    """
+
+    __slots__ = ("pmid", "numval", "valfmt", "_values", "_columns")
+
+    def __init__(self, pmid: int, numval: int, valfmt: int | None,
+                 values: list[tuple[int, Any]] | None = None,
+                 columns: tuple[tuple[int, ...], tuple[Any, ...]] | None = None) -> None:
+        self.pmid = pmid
+        self.numval = numval
+        self.valfmt = valfmt
+        self._values = values
+        self._columns = columns
+
+    @property
+    def values(self) -> list[tuple[int, Any]]:
+        if self._values is None:
+            self._values = list(zip(*self._columns)) if self._columns else []
+        return self._values
+
+    @property
+    def columns(self) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        """(instances, values) as two tuples."""
+        if self._columns is None:
+            vals = self._values or []
+            self._columns = (tuple(i for i, _ in vals), tuple(v for _, v in vals))
+        return self._columns
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DecodedValueSet) and self.pmid == other.pmid
+                and self.numval == other.numval and self.valfmt == other.valfmt
+                and _same_values(self.values, other.values))
+
+    def __repr__(self) -> str:
+        return f"DecodedValueSet({self.pmid}, {self.numval}, {self.valfmt}, {self.values!r})"
+
+
+def _same_values(a: list[tuple[int, Any]], b: list[tuple[int, Any]]) -> bool:
+    # NaN != NaN, so compare floats by their representation
+    return len(a) == len(b) and all(
+        x[0] == y[0] and (x[1] == y[1] or repr(x[1]) == repr(y[1])) for x, y in zip(a, b))
+
+
+class DecodedResult:
+    """A decoded pmResult: timestamp and value sets; a mark has none."""
+
+    __slots__ = ("timestamp", "vsets", "record", "canonical")
+
+    def __init__(self, timestamp: Timestamp, vsets: list[DecodedValueSet],
+                 record: RawRecord | None = None, canonical: bool = False) -> None:
+        self.timestamp = timestamp
+        self.vsets = vsets
+        self.record = record
+        # True when the record is exactly what writer.layout_result makes of these values
+        # (valfmt by type, blocks in value order with the descriptor's type, "~" padding)
+        self.canonical = canonical
+
+    @property
+    def is_mark(self) -> bool:
+        return not self.vsets
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DecodedResult) and self.timestamp == other.timestamp
+                and self.vsets == other.vsets)
+
+    def __repr__(self) -> str:
+        return f"DecodedResult({self.timestamp}, {self.vsets!r})"
+
+
+class _Fallback(Exception):
+    """The record needs the full schema parser."""
+
+
+def decode_result(record: RawRecord, version: int, types: dict[int, int]) -> DecodedResult:
+    """Decode a result record; ``types`` maps pmID to pmDesc type for INSITU words."""
+    try:
+        return _decode_fast(record, version, types)
+    except _Fallback:
+        return decode_result_schema(record, version, types)
+
+
+def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> DecodedResult:
+    data = record.data
+    end = len(data) - 4
+    header = _HEADER[version]
+    if end < header.size + 4:
+        raise _Fallback
+    if version == 2:
+        sec, usec, numpmid = header.unpack_from(data, 4)
+        stamp = Timestamp(sec, usec * 1000)
+    else:
+        lo, hi, nsec, numpmid = header.unpack_from(data, 4)
+        sec = lo | hi << 32
+        stamp = Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
+    pos = 4 + header.size
+    if numpmid < 0 or numpmid * 8 > end - pos:
+        raise _Fallback
+    vsets: list[DecodedValueSet] = []
+    pending: list[tuple[int, int]] = []      # (block offset, padded size) to check coverage
+    canonical = [True]
+    for _ in range(numpmid):
+        if pos + 8 > end:
+            raise _Fallback
+        pmid, numval = _VSET_HEAD.unpack_from(data, pos)
+        pos += 8
+        if numval <= 0:
+            vsets.append(DecodedValueSet(pmid, numval, None, []))
+            continue
+        if pos + 4 + 8 * numval > end:
+            raise _Fallback
+        valfmt = _WORD.unpack_from(data, pos)[0]
+        ptype = types.get(pmid, PmType.U32)
+        if pmid not in types or valfmt != _VALFMT.get(ptype, 1):
+            canonical[0] = False
+        if valfmt == 0 and ptype == PmType.I32:
+            flat = _signed_values_format(numval).unpack_from(data, pos + 4)
+        else:
+            flat = _values_format(numval).unpack_from(data, pos + 4)
+        pos += 4 + 8 * numval
+        insts = flat[0::2]
+        words = flat[1::2]
+        if valfmt == 0:
+            if ptype not in (PmType.U32, PmType.I32):
+                words = tuple(decode_insitu(w, ptype) for w in words)
+            columns = (insts, words)
+        elif valfmt in (1, 2):
+            columns = _decode_blocks(data, end, insts, words, pending, ptype, canonical)
+        else:
+            raise _Fallback
+        vsets.append(DecodedValueSet(pmid, numval, valfmt, None, columns))
+    if pending:
+        if canonical[0] and pending != sorted(pending):
+            canonical[0] = False
+        _check_coverage(pending, pos, end)
+    elif pos != end:
+        raise _Fallback
+    return DecodedResult(stamp, vsets, record, canonical[0])
+
+
+def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[int, ...],
+                   pending: list[tuple[int, int]], ptype: int,
+                   canonical: list[bool]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    first = 4 * words[0] - 8
+    if first < 0 or first + 4 > end:
+        raise _Fallback
+    head = _WORD.unpack_from(data, first)[0]
+    vtype, vlen = head >> 24, head & 0xFFFFFF
+    count = len(words)
+    code, size = _BLOCK_BULK.get(vtype, (None, 0))  # type: ignore[call-overload]
+    if code and vlen == size and words == tuple(range(words[0], words[0] + size // 4 * count,
+                                                      size // 4)):
+        # a run of equal fixed-size blocks, back to back: one unpack for the whole run
+        if first + size * count > end:
+            raise _Fallback
+        flat = _blocks_format(code, count).unpack_from(data, first)
+        if flat[0::2].count(head) != count:
+            raise _Fallback
+        if vtype != ptype:
+            canonical[0] = False
+        pending.append((first, size * count))
+        if vtype == PmType.FLOAT:           # F32 keeps the bits beside the float
+            floats = _blocks_format("If", count).unpack_from(data, first)[1::2]
+            return insts, tuple(map(F32, floats, flat[1::2]))
+        return insts, flat[1::2]
+    values = []
+    for word in words:
+        off = 4 * word - 8
+        if off < 0 or off + 4 > end:
+            raise _Fallback
+        head = _WORD.unpack_from(data, off)[0]
+        vtype, vlen = head >> 24, head & 0xFFFFFF
+        if vlen < 4 or off + vlen > end or vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
+            raise _Fallback
+        pad = -vlen % 4
+        pending.append((off, vlen + pad))
+        payload = data[off + 4:off + vlen]
+        if canonical[0] and (vtype != ptype or data[off + vlen:off + vlen + pad] != b"~" * pad
+                             or (vtype == PmType.STRING and not payload.endswith(b"\0"))
+                             or len(payload) != BLOCK_PAYLOAD_SIZE.get(vtype, len(payload))):
+            canonical[0] = False
+        values.append(decode_block(vtype, payload))
+    return insts, tuple(values)
+
+
+def _check_coverage(pending: list[tuple[int, int]], start: int, end: int) -> None:
+    # libpcp: blocks are contiguous, start right after the value sets, end at the trailer
+    pending.sort()
+    at = start
+    for off, size in pending:
+        if off != at:
+            raise _Fallback
+        at += size
+    if at != end:
+        raise _Fallback
+
+
+def decode_result_schema(record: RawRecord, version: int,
+                         types: dict[int, int]) -> DecodedResult:
+    """Decode a result with the construct schema (the reference path; checks everything)."""
+    parsed = parse_payload(structs(version).result, record, "result")
+    header = structs(version).result_header_size
+    offsets: dict[int, Any] = {}
+    at = header + sum(8 + (4 + 8 * v.numval if v.numval > 0 else 0) for v in parsed.vset)
+    for block in parsed.blocks:
+        offsets[at] = block
+        at += 4 + len(block.vbuf) + len(block.pad)
+    vsets = []
+    for i, vs in enumerate(parsed.vset):
+        values: list[tuple[int, Any]] = []
+        if vs.numval > 0:
+            if vs.valfmt not in (0, 1, 2):
+                raise FormatError(f"valfmt {vs.valfmt} is not 0 (INSITU), 1 (DPTR) or 2 (SPTR)",
+                                  record.location(f"result.vset[{i}].valfmt"), "result.valfmt")
+            for j, pv in enumerate(vs.vlist):
+                if vs.valfmt == 0:
+                    values.append((pv.inst, decode_insitu(pv.value, types.get(vs.pmid, PmType.U32))))
+                    continue
+                block = offsets.get(4 * pv.value - 8)
+                if block is None:
+                    raise FormatError(
+                        f"value block index {pv.value} (byte {4 * pv.value - 8}) is not the start of a value block",
+                        record.location(f"result.vset[{i}].vlist[{j}].value"), "result.dptr")
+                values.append((pv.inst, _block_value(block)))
+        vsets.append(DecodedValueSet(vs.pmid, vs.numval, vs.valfmt if vs.numval > 0 else None, values))
+    return DecodedResult(parsed.timestamp, vsets, record)
+
+
+def _block_value(block: Any) -> Any:
+    if block.vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
+        from pcpconform.format.schema import event_array
+        try:
+            return event_array(block.vtype == PmType.HIGHRES_EVENT).parse(block.vbuf)
+        except Exception:  # an undecodable array is still the stored bytes
+            return block.vbuf
+    return decode_block(block.vtype, block.vbuf)

@@ -1,0 +1,118 @@
+"""Finding the files of an archive and opening them, compressed or not.
+
+An archive with base name B is ``B.meta``, an optional ``B.index`` and volumes ``B.N``
+(N canonical decimal); any of them may carry one compression suffix that libpcp accepts.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from pcpconform.errors import UsageError
+
+__all__ = ["COMPRESSION_SUFFIXES", "ArchiveFiles", "find_archive", "open_component",
+           "strip_compression", "base_name_of"]
+
+#: Suffixes libpcp tries, in its lookup order.
+COMPRESSION_SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst")
+
+_COMPONENT = re.compile(r"^(?P<base>.+)\.(?P<part>meta|index|0|[1-9][0-9]*)$")
+
+
+def strip_compression(name: str) -> tuple[str, str]:
+    """Split a file name into (name without compression suffix, suffix or '')."""
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+def base_name_of(path: str | os.PathLike[str]) -> Path:
+    """The archive base name for a base name or for any one of the archive's files."""
+    p = Path(path)
+    plain, _ = strip_compression(p.name)
+    m = _COMPONENT.match(plain)
+    if m and p.exists():
+        return p.with_name(m.group("base"))
+    return p
+
+
+@dataclass
+class ArchiveFiles:
+    """Paths of one archive's components."""
+
+    base: Path
+    meta: Path | None = None
+    index: Path | None = None
+    volumes: dict[int, Path] = field(default_factory=dict)
+
+    def all_paths(self) -> list[Path]:
+        paths = [p for p in (self.meta, self.index) if p is not None]
+        return paths + [self.volumes[v] for v in sorted(self.volumes)]
+
+
+def find_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
+    """Locate the components of the archive named by a base name or any of its files."""
+    base = base_name_of(path)
+    directory = base.parent if str(base.parent) else Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"{path}: no such archive (directory {directory} does not exist)")
+    found = ArchiveFiles(base=base)
+    prefix = base.name + "."
+    for entry in sorted(os.listdir(directory)):
+        if not entry.startswith(prefix):
+            continue
+        plain, suffix = strip_compression(entry)
+        part = plain[len(prefix):]
+        full = directory / entry
+        if part == "meta":
+            # libpcp prefers nothing in particular; we prefer the uncompressed copy
+            if found.meta is None or not suffix:
+                found.meta = full
+        elif part == "index":
+            if found.index is None or not suffix:
+                found.index = full
+        elif re.fullmatch(r"0|[1-9][0-9]*", part):
+            vol = int(part)
+            if vol not in found.volumes or not suffix:
+                found.volumes[vol] = full
+    if found.meta is None and not found.volumes:
+        raise UsageError(f"{path}: no such archive (no {base.name}.meta or {base.name}.0)")
+    return found
+
+
+def open_component(path: Path) -> BinaryIO:
+    """Open a component for sequential reading, decompressing transparently."""
+    _, suffix = strip_compression(path.name)
+    if suffix in (".xz", ".lzma"):
+        return lzma.open(path, "rb")  # type: ignore[return-value]
+    if suffix in (".bz2", ".bz"):
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    if suffix in (".gz", ".z"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if suffix == ".Z":
+        return _read_lzw(path)
+    if suffix == ".zst":
+        import zstandard
+
+        fh = open(path, "rb")
+        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def _read_lzw(path: Path) -> BinaryIO:
+    """``.Z`` (compress) files: libpcp hands them to ``gzip -dc``, which reads LZW; so do we
+    (Python has no LZW decoder). The output is held in memory: .Z archives are rare and old."""
+    proc = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise OSError(f"cannot decompress: {proc.stderr.decode(errors='replace').strip()}")
+    return io.BytesIO(proc.stdout)

@@ -1,0 +1,479 @@
+"""Parse derived-metric expressions exactly as libpcp's pmRegisterDerived() does.
+
+``parse(text, profile)`` returns the expression tree (pcpconform.oracles.derive.ast) or raises
+``DeriveSyntaxError`` with libpcp's error position and pmDerivedErrStr() message.
+
+The tables come from grammar.py (libpcp's yacc grammar, LALR(1) by lark, actions as
+bison builds them); this module is bison's yyparse() driver with its error recovery:
+on a syntax error it pops states until one can shift ``error``, shifts it, and the error
+production's action records the message (the first message wins) and fails again
+(YYERROR), until the stack is empty. Which error production fires, and how many tokens
+were read by then (the position), follow from that procedure, so it is reproduced step by
+step rather than approximated (spec/derive-grammar.md, DERIVE-SYN-*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pcpconform.errors import DeriveSyntaxError
+from pcpconform.oracles.derive import ast
+from pcpconform.oracles.derive.ere import regcomp_error
+from pcpconform.oracles.derive.grammar import ERROR, Tables, tables
+from pcpconform.oracles.derive.lexer import Lexer, Session, Token
+from pcpconform.oracles.derive.profiles import Profile
+from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
+
+__all__ = ["DeriveSyntaxError", "Session", "parse", "check", "format_errmsg", "unparse",
+           "MAX_STACK", "TYPE_NAMES"]
+
+#: bison's YYMAXDEPTH: a parse needing more stack is "memory exhausted" (no message)
+MAX_STACK = 10000
+#: spellings accepted for mkconst(type=...) (case-insensitive), and pmTypeStr() names
+TYPE_NAMES = ("32", "U32", "64", "U64", "FLOAT", "DOUBLE")
+SEMANTICS_NAMES = ("COUNTER", "INSTANT", "DISCRETE")
+ANON_TYPES = ("PM_TYPE_32", "PM_TYPE_U32", "PM_TYPE_64", "PM_TYPE_U64", "PM_TYPE_FLOAT",
+              "PM_TYPE_DOUBLE")
+
+_ARITH = "Arithmetic expression"
+_BOOL = "Boolean expression"
+_OP = "Arithmetic or relational or boolean operator"
+_NAME = "Metric name"
+
+#: error productions -> (phrase, None) for "<phrase> '<arg>'" or (what, after) for
+#: "<what> expected to follow <after>" (libpcp's gramerr())
+_GRAMERR: dict[str, tuple[str, str | None, str]] = {}
+for _tok, _sym in (("plus", "+"), ("star", "*"), ("slash", "/"), ("lparen", "("),
+                   ("rparen", ")"), ("lt", "<"), ("leq", "<="), ("eq", "=="), ("geq", ">="),
+                   ("gt", ">"), ("neq", "!="), ("and", "&&"), ("or", "||")):
+    _GRAMERR["unexpected_" + _tok] = ("Unexpected", None, _sym)
+for _tok, _sym in (("plus", "+"), ("star", "*"), ("slash", "/"), ("lparen", "("),
+                   ("rparen", ")"), ("lt", "<"), ("leq", "<="), ("eq", "=="), ("geq", ">="),
+                   ("gt", ">"), ("neq", "!="), ("and", "&&"), ("or", "||"), ("quest", "?"),
+                   ("colon", ":")):
+    _GRAMERR["initial_" + _tok] = ("Unexpected initial", None, _sym)
+for _tok, _what, _node in (("name", _OP, "NAME"), ("plus", _ARITH, "PLUS"),
+                           ("minus", _ARITH, "MINUS"), ("star", _ARITH, "STAR"),
+                           ("slash", _ARITH, "SLASH"), ("neg", _ARITH, "NEG"),
+                           ("lt", _ARITH, "LT"), ("leq", _ARITH, "LEQ"), ("eq", _ARITH, "EQ"),
+                           ("geq", _ARITH, "GEQ"), ("gt", _ARITH, "GT"), ("neq", _ARITH, "NEQ"),
+                           ("and", _BOOL, "AND"), ("or", _BOOL, "OR"), ("not", _BOOL, "NOT"),
+                           ("quest", _ARITH, "QUEST"), ("colon", _ARITH, "COLON")):
+    _GRAMERR["follow_" + _tok] = (_what, "follow", _node)
+for _f in ("anon", "avg", "count", "max", "min", "sum", "instant"):
+    _GRAMERR["follow_" + _f] = (_NAME, "follow", _f + "(")
+_GRAMERR.update({
+    "follow_novalue": ("metadata keyword", "follow", "novalue("),
+    "follow_mkconst": ("metadata keyword", "follow", "mkconst(type"),
+    "follow_rescale": (_OP, "follow", "rescale("),
+    "follow_rescale_expr": ("Units string", "follow", "rescale(<expr>,"),
+    "follow_matchinst": ("<filter>, <expr>)", "follow", "matchinst("),
+    "follow_matchinst_filter": (", <expr>)", "follow", "matchinst(<filter>"),
+    "follow_matchinst_comma": ("<expr>)", "follow", "matchinst(<filter>,"),
+    "follow_scalar": ("<expr>", "follow", "scalar("),
+})
+#: 6.0.3 names delta( and rate( like the other name-only functions; 6.3 says "<expr>"
+_GRAMERR_BY_PROFILE = {
+    "pcp-6.0": {"follow_delta": (_NAME, "follow", "delta("),
+                "follow_rate": (_NAME, "follow", "rate(")},
+    "pcp-6.3": {"follow_delta": ("<expr>", "follow", "delta("),
+                "follow_rate": ("<expr>", "follow", "rate(")},
+}
+NOVALUE_TWICE = "novalue() may appear at most once in a ternary expression"
+
+
+@dataclass
+class _Val:
+    """A semantic value: a node (or token/spec payload) and where its text starts."""
+
+    node: object
+    start: int
+
+
+class _YYError(Exception):
+    """An action said YYERROR."""
+
+
+class _Abort(Exception):
+    """An action returned -1 (libpcp's parser gives up at once)."""
+
+
+class _Crash(Exception):
+    """libpcp would kill the process here."""
+
+
+def _gramerr(state: "_Parse", phrase: str, follow: str | None, arg: str) -> None:
+    if state.errmsg is None:
+        msg = f"{phrase} '{arg}'" if follow is None else f"{phrase} expected to {follow} {arg}"
+        # libpcp formats into a 256-byte buffer
+        state.errmsg = msg.encode("utf-8", "surrogateescape")[:255].decode("utf-8", "surrogateescape")
+
+
+class _Parse:
+    """One pmRegisterDerived() parse: lexer, stacks, message, result."""
+
+    def __init__(self, data: bytes, profile: Profile, session: Session):
+        self.profile = profile
+        self.session = session
+        self.lexer = Lexer(data, profile, session)
+        self.t: Tables = tables(profile)
+        self.tree_reset = False     # yyerror() was called: libpcp's parse_tree = NULL
+        self.gramerr = dict(_GRAMERR, **_GRAMERR_BY_PROFILE[profile.name])
+
+    @property
+    def errmsg(self) -> str | None:
+        # libpcp's derive_errmsg: one variable, written by the lexer and the actions
+        return self.lexer.errmsg
+
+    @errmsg.setter
+    def errmsg(self, value: str | None) -> None:
+        self.lexer.errmsg = value
+
+    def run(self) -> ast.Node:
+        t = self.t
+        states = [t.start]
+        values: list[_Val | None] = [None]
+        look: Token | None = None
+        errstatus = 0
+        lex = self.lexer
+
+        def lookahead() -> Token:
+            nonlocal look
+            if look is None:
+                look = lex.next()
+            return look
+
+        while True:
+            if len(states) >= MAX_STACK:
+                # bison: "memory exhausted"; yyerror() resets the tree, no message
+                self.tree_reset = True
+                return self._fail()
+            state = states[-1]
+            act = None
+            if t.reads_lookahead(state):
+                act = t.action[state].get(lookahead().type)
+            if act is not None and act[0] == "s":
+                if errstatus:
+                    errstatus -= 1
+                states.append(act[1])
+                values.append(_Val(look, look.pos))
+                look = None
+                continue
+            rule_no = act[1] if act is not None else t.default[state]
+            if rule_no is not None:
+                rule = t.rules[rule_no]
+                n = len(rule.rhs)
+                args = values[len(values) - n:] if n else []
+                try:
+                    result = self._action(rule.action, args)
+                except _YYError:
+                    del states[len(states) - n:]
+                    del values[len(values) - n:]
+                    errstatus = 3
+                    if not self._recover(states, values):
+                        return self._fail()
+                    continue
+                except _Abort:
+                    self.tree_reset = True
+                    return self._fail()
+                except _Crash as e:
+                    raise DeriveSyntaxError(self.lexer.lexicon, str(e), aborts=True) from None
+                if result is _ACCEPT:
+                    tree = args[0].node
+                    self.session.last_tree = tree
+                    return tree
+                del states[len(states) - n:]
+                del values[len(values) - n:]
+                states.append(t.goto[states[-1]][rule.lhs])
+                values.append(result)
+                continue
+            # syntax error (yyerrlab)
+            if not errstatus:
+                self.tree_reset = True           # yyerror() -> derive_error()
+            elif errstatus == 3:
+                # the token that failed right after an error was shifted is discarded;
+                # libpcp's lexer never returns bison's end marker, so this never aborts
+                look = None
+            errstatus = 3
+            if not self._recover(states, values):
+                return self._fail()
+
+    def _recover(self, states: list[int], values: list) -> bool:
+        """yyerrlab1: pop to a state that shifts ERROR and shift it; False when the stack empties."""
+        t = self.t
+        while True:
+            act = t.action[states[-1]].get(ERROR)
+            if act is not None and act[0] == "s":
+                states.append(act[1])
+                values.append(_Val(None, self.lexer.lexicon))
+                return True
+            if len(states) == 1:
+                return False
+            states.pop()
+            values.pop()
+
+    def _fail(self) -> ast.Node:
+        if not self.tree_reset and self.session.last_tree is not None:
+            # libpcp's parse_tree still holds the previous expression: "success"
+            return self.session.last_tree  # type: ignore[return-value]
+        self.session.last_tree = None
+        raise DeriveSyntaxError(self.lexer.lexicon, self.errmsg)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def _action(self, name: str, args: list[_Val]) -> object:
+        if name == "accept":
+            return _ACCEPT
+        if name in self.gramerr:
+            phrase, follow, arg = self.gramerr[name]
+            _gramerr(self, phrase, follow, arg)
+            raise _YYError
+        if name == "novalue_twice":
+            self.errmsg = NOVALUE_TWICE       # libpcp assigns it, without gramerr()'s guard
+            raise _YYError
+        start = args[0].start if args else self.lexer.lexicon
+        return _Val(getattr(self, "_a_" + name)(args, start), start)
+
+    def _a_paren(self, a, start):
+        return a[1].node
+
+    def _a_pass(self, a, start):
+        return a[0].node
+
+    def _a_name(self, a, start):
+        return ast.Metric(start, a[0].node.text)
+
+    def _a_name_inst(self, a, start):
+        return ast.InstSelect(start, ast.Metric(start, a[0].node.text), a[1].node.text)
+
+    def _a_paren_inst(self, a, start):
+        return ast.InstSelect(start, a[1].node, a[3].node.text)
+
+    def _a_binary(self, a, start):
+        return ast.Binary(start, a[1].node.text, a[0].node, a[2].node)
+
+    def _a_unary(self, a, start):
+        return ast.Unary(start, a[0].node.text, a[1].node)
+
+    def _a_ternary(self, a, start):
+        return ast.Ternary(start, a[0].node, a[2].node, a[4].node)
+
+    def _a_integer(self, a, start):
+        tok = a[0].node
+        return ast.Integer(start, _int(tok.text), tok.text)
+
+    def _a_double(self, a, start):
+        tok = a[0].node
+        return ast.Double(start, _strtod(tok.text), tok.text)
+
+    def _a_mid(self, a, start):
+        return None
+
+    def _a_mkconst(self, a, start):
+        tok = a[2].node
+        value = ast.Integer(tok.pos, _int(tok.text), tok.text)
+        return ast.MkConst(start, value, _spec(a[5].node))
+
+    def _a_mkconst_double(self, a, start):
+        tok = a[2].node
+        spec = _spec(a[5].node)
+        typ = _ascii_upper(spec.get("type") or "DOUBLE")
+        if typ not in ("DOUBLE", "FLOAT"):
+            _gramerr(self, "Incompatible floating point constant and type", None, typ)
+            raise _Abort
+        return ast.MkConst(start, ast.Double(tok.pos, _strtod(tok.text), tok.text), spec)
+
+    def _a_speclist_more(self, a, start):
+        return a[0].node + [a[2].node]
+
+    def _a_speclist_one(self, a, start):
+        return [a[0].node]
+
+    def _a_spec_type(self, a, start):
+        value = a[2].node
+        if _ascii_upper(value) not in TYPE_NAMES:
+            _gramerr(self, "Unrecognized value for type", None, value)
+            raise _Abort
+        return ("type", value)
+
+    def _a_spec_semantics(self, a, start):
+        value = a[2].node
+        if _ascii_upper(value) not in SEMANTICS_NAMES:
+            _gramerr(self, "Unrecognized value for semantics", None, value)
+            raise _Abort
+        return ("semantics", value)
+
+    def _a_spec_units(self, a, start):
+        value = a[2].node
+        self._check_units(value)
+        return ("units", value)
+
+    def _a_spec_meta(self, a, start):
+        return ("meta", a[2].node.text)
+
+    def _a_specval(self, a, start):
+        return a[0].node.text
+
+    def _a_novalue(self, a, start):
+        return ast.NoValueExpr(start, ast.Spec())
+
+    def _a_novalue_spec(self, a, start):
+        return ast.NoValueExpr(start, _spec(a[2].node))
+
+    def _a_regexpr(self, a, start):
+        pattern = a[1].node.text
+        err = regcomp_error(pattern.encode("utf-8", "surrogateescape"))
+        if err is not None:
+            _gramerr(self, "bad regular expression:", None, err)
+            raise _Abort
+        return (pattern, a[0].node)
+
+    def _a_bang(self, a, start):
+        return True
+
+    def _a_no_bang(self, a, start):
+        return False
+
+    def _a_call_name(self, a, start):
+        name = a[2].node
+        if a[0].node.type == "L_ANON" and name.text not in ANON_TYPES:
+            # libpcp prints this, frees the nodes and goes on using them: a double free
+            raise _Crash(f"type={name.text} not allowed for anon()")
+        return ast.Call(start, a[0].node.text, ast.Metric(name.pos, name.text))
+
+    def _a_call_expr(self, a, start):
+        return ast.Call(start, a[0].node.text, a[2].node)
+
+    def _a_rescale(self, a, start):
+        units = a[4].node.text
+        self._check_units(units)
+        return ast.Rescale(start, a[2].node, units)
+
+    def _a_matchinst(self, a, start):
+        self.session.in_matchinst = False
+        pattern, negate = a[2].node
+        return ast.MatchInst(start, pattern, negate, a[4].node)
+
+    def _check_units(self, text: str) -> None:
+        try:
+            parse_units_str(text.encode("utf-8", "surrogateescape"))
+        except UnitsAbort as e:
+            raise _Crash(e.message) from None
+        except UnitsError as e:
+            _gramerr(self, "Illegal units:", None, e.message)
+            raise _Abort from None
+
+
+_ACCEPT = object()
+
+
+def _ascii_upper(s: str) -> str:
+    # strcasecmp() folds ASCII letters only
+    return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in s)
+
+
+def _spec(items: list[tuple[str, str]]) -> ast.Spec:
+    # a later setting overwrites an earlier one of the same key, as in libpcp's specdesc
+    last = {k: v for k, v in items}
+    return ast.Spec(tuple((k, last[k]) for k in dict.fromkeys(k for k, _ in items)))
+
+
+def _int(text: str) -> int:
+    # the lexer allows any number of leading zeros; int() refuses very long strings
+    return int(text.lstrip("0") or "0")
+
+
+def _strtod(text: str) -> float:
+    # the lexer's doubles are digits with one ".", so "." and "1." occur; strtod reads "." as 0
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0
+
+
+def _as_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
+
+
+def parse(text: str | bytes, profile: Profile, session: Session | None = None) -> ast.Node:
+    """Parse ``text`` as pmRegisterDerived() does; raise DeriveSyntaxError on a syntax error.
+
+    Positions are byte offsets into the UTF-8 encoding of ``text`` (the same as character
+    offsets for ASCII). Without ``session`` every call is a fresh process; pass one
+    Session to model consecutive calls in one process (DERIVE-LEX-11, DERIVE-SYN-9).
+    """
+    return _Parse(_as_bytes(text), profile, session or Session()).run()
+
+
+def check(text: str | bytes, profile: Profile,
+          session: Session | None = None) -> DeriveSyntaxError | None:
+    """None if ``text`` parses, else the error (never raises)."""
+    try:
+        parse(text, profile, session)
+    except DeriveSyntaxError as e:
+        return e
+    return None
+
+
+def format_errmsg(name: str, text: str | bytes, error: DeriveSyntaxError) -> str:
+    """The message pmRegisterDerivedMetric() returns in ``*errmsg`` (same in 6.0.3 and 6.3)."""
+    expr = _as_bytes(text)
+    nul = expr.find(b"\0")
+    shown = (expr if nul < 0 else expr[:nul]).decode("utf-8", "surrogateescape")
+    # libpcp prints "%*s" with width (expr - offset), negative, so " " left-justified to
+    # |offset| columns; offset 0 has a format of its own without the spaces
+    pad = " " * abs(error.pos) if error.pos != 0 else ""
+    out = f'Error: pmRegisterDerivedMetric("{name}", ...)\n{shown}\n{pad}^\n'
+    if error.has_message:
+        out += error.message + "\n"
+    return out
+
+
+# --- printing a tree back (fully parenthesised), iteratively so deep trees are fine -------
+
+def unparse(node: ast.Node) -> str:
+    """Expression text for ``node`` with every operator application in parentheses."""
+    out: list[str] = []
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        parts = _parts(item)  # type: ignore[arg-type]
+        stack.extend(reversed(parts))
+    return "".join(out)
+
+
+def _quote_inst(s: str) -> str:
+    return s.replace("\\", "\\\\").replace("]", "\\]")
+
+
+def _parts(n: ast.Node) -> list[object]:
+    if isinstance(n, ast.Metric):
+        return [n.name]
+    if isinstance(n, (ast.Integer, ast.Double)):
+        return [n.text]
+    if isinstance(n, ast.Unary):
+        return ["(", n.op, n.operand, ")"]
+    if isinstance(n, ast.Binary):
+        return ["(", n.left, f" {n.op} ", n.right, ")"]
+    if isinstance(n, ast.Ternary):
+        return ["(", n.guard, " ? ", n.then, " : ", n.other, ")"]
+    if isinstance(n, ast.Call):
+        return [f"{n.func}(", n.arg, ")"]
+    if isinstance(n, ast.Rescale):
+        return ["rescale(", n.operand, f', "{n.units}")']
+    if isinstance(n, ast.MatchInst):
+        pat = n.pattern.replace("\\", "\\\\").replace("/", "\\/")
+        return [f"matchinst({'!' if n.negate else ''}/{pat}/, ", n.operand, ")"]
+    if isinstance(n, ast.InstSelect):
+        if isinstance(n.operand, ast.Metric):
+            return [n.operand.name, f"[{_quote_inst(n.instance)}]"]
+        return ["(", n.operand, f")[{_quote_inst(n.instance)}]"]
+    if isinstance(n, (ast.MkConst, ast.NoValueExpr)):
+        specs = ", ".join(f'{k}="{v}"' if k != "meta" else f"{k}={v}" for k, v in n.spec.items)
+        if isinstance(n, ast.MkConst):
+            return [f"mkconst({n.value.text}, {specs})"]
+        return [f"novalue({specs})"]
+    raise TypeError(f"not an expression node: {n!r}")

@@ -1,0 +1,1 @@
+"""oracles/interp"""

@@ -1,0 +1,547 @@
+"""Reference interpolation: what libpcp's PM_MODE_INTERP returns, as explicit rules.
+
+The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
+
+* times are double seconds relative to the archive label start, as libpcp computes them;
+* per (metric, instance), ``prior(t)``/``next(t)`` are the latest/earliest event at or
+  before/after t, events being the instance's observations and every mark;
+* COUNTER and INSTANT have a value iff both bounds exist and are observations; DISCRETE
+  iff the prior bound does; an observation exactly at t is returned as is (numeric types);
+* COUNTER values are interpolated linearly with libpcp's arithmetic (integers via double,
+  +0.5 then truncation); INSTANT/DISCRETE take the prior value under ``pcp-6.0`` rules and
+  the nearer one (ties to prior; DISCRETE only towards an observation) under ``pcp-6.3``;
+* non-numeric types take the prior value under both;
+* a COUNTER metric gets no values when a mark lies between the previous fetch and this one
+  and the previous fetch gave it values (no rate across a gap);
+* a fetch more than 1 ms before the start or after the end of the archive is end-of-log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import functools
+import gc
+import itertools
+import operator
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from pcpconform.io.archive import Archive
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
+from pcpconform.format.cnum import NUMERIC_TYPES, c_int, c_uint, f32, long_double_seconds, round_bits, wrap
+from pcpconform.format.values import F32
+
+__all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
+
+RULE_SETS = ("pcp-6.0", "pcp-6.3")
+#: libpcp's known departures from the rules, by name -> the spec clause that describes them.
+#: The oracle computes the rules; ``emulate`` asks it to reproduce a deviation instead.
+DEVIATIONS = {
+    "nonnumeric-exact-hit": "INTERP-DEV-1",
+    "mark-first-fetch": "INTERP-DEV-2",
+    "discrete-stale-next": "INTERP-DEV-3",
+}
+_CALIPER = 16          # libpcp's HASH_THRESHOLD: lifetime checks for indoms this large
+_EDGE = 0.001          # fetches within 1 ms outside the archive still interpolate
+
+
+@dataclass(frozen=True)
+class NoValue:
+    """Why an instance has no value at a time."""
+
+    reason: str        # "no prior", "no next", "mark", "counter across mark", "not alive"
+
+
+@dataclass
+class Sample:
+    """One fetch: its time, or end-of-log, and per metric the values by instance."""
+
+    time: Timestamp
+    eol: bool = False
+    values: dict[int, dict[int, Any]] = field(default_factory=dict)   # pmid -> inst -> value|NoValue
+
+
+def counter_value(ptype: int, p: Any, n: Any, f: float, d: float) -> Any:
+    """libpcp's counter interpolation of prior p and next n, f seconds after the prior,
+    d seconds between them (INTERP-VAL-2; no $PCP_COUNTER_WRAP). Results out of the
+    type's range convert as C does on x86-64 (INTERP-VAL-7)."""
+    if ptype == PmType.I32:
+        delta = wrap(n - p, 32, True)
+        return c_int(0.5 + p + (f * delta) / d, 32)
+    if ptype == PmType.U32:
+        if n >= p:
+            return c_uint(0.5 + p + f * (n - p) / d, 32)
+        return c_uint(0.5 + p - f * (p - n) / d, 32)
+    if ptype == PmType.I64:
+        delta = wrap(n - p, 64, True)
+        return c_int(0.5 + float(p) + f * float(delta) / d, 64)
+    if ptype == PmType.U64:
+        # libpcp holds U64 bounds in signed 64-bit variables: compare and subtract signed
+        ps, ns = wrap(p, 64, True), wrap(n, 64, True)
+        if ns >= ps:
+            return c_uint(0.5 + float(ps) + f * float(wrap(ns - ps, 64, True)) / d, 64)
+        return c_uint(0.5 + float(ps) - f * float(wrap(ps - ns, 64, True)) / d, 64)
+    if ptype == PmType.FLOAT:
+        return F32(f32(float(p) + f * f32(float(n) - float(p)) / d))
+    return float(p) + f * (float(n) - float(p)) / d
+
+
+@dataclass
+class _Series:
+    times: list[float] = field(default_factory=list)      # start-relative (INTERP-TIME-1)
+    values: list[Any] = field(default_factory=list)
+
+
+def _sub_parts_exact(dsec: int, dnsec: int) -> float:
+    """_sub_parts with Fractions: the definition (tests check _sub_parts against it)."""
+    whole = round_bits(dsec + round_bits(Fraction(dnsec, 1_000_000_000), 64), 64)
+    return float(whole)                      # float(Fraction) rounds to nearest, as (double)
+
+
+_sub_parts = functools.lru_cache(maxsize=1 << 16)(long_double_seconds)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Any:
+    """No cyclic garbage collection while bulk-building acyclic containers (the pass and
+    the fast schedule make ~10^6 of them; a collection scans them all to free nothing)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _sub(a: Timestamp, b: Timestamp) -> float:
+    """a - b in seconds exactly as libpcp's __pmTimestampSub computes it on x86-64:
+    ``(double)(dsec + (long double)dnsec / 1e9L)``, i.e. the nanosecond quotient and the sum
+    in 80-bit extended precision (64-bit mantissa), then rounded to double (INTERP-TIME-1)."""
+    return _sub_parts(a.sec - b.sec, a.nsec - b.nsec)
+
+
+class Replay:
+    """An archive's observations of some metrics, replayed at any times."""
+
+    def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3",
+                 emulate: Iterable[str] = (), from_time: Timestamp | None = None) -> None:
+        """``from_time`` promises that no fetch will be earlier: the pass then starts at the
+        latest index entry from which every requested instance is bounded below at that
+        time, instead of at the start of the archive (INTERP-SEEK-1)."""
+        if rules not in RULE_SETS:
+            raise ValueError(f"rules must be one of {', '.join(RULE_SETS)}")
+        self.emulate = frozenset(emulate)
+        unknown = self.emulate - DEVIATIONS.keys()
+        if unknown:
+            raise ValueError(f"unknown deviation {sorted(unknown)[0]!r}; known: {', '.join(DEVIATIONS)}")
+        self.archive = archive
+        self.rules = rules
+        self.start = archive.start
+        self.descs = {int(p): archive.desc(int(p)) for p in pmids}
+        self.series: dict[tuple[int, int], _Series] = {}
+        self.marks: list[float] = []
+        self.end = 0.0
+        self.last = archive.start               # the latest record time, absolute
+        self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
+        self.seeked_from: Any = None            # the index entry the pass started at, if any
+        index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
+        results = None
+        if from_time is not None:
+            entry = self._seek_entry(archive, index, from_time)
+            if entry is not None:
+                self.seeked_from = entry
+                results = archive.results_from(entry.vol, entry.off_data)
+        with _gc_paused():
+            self._collect(archive, results)
+        self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
+        self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
+        self._prev_time: float | None = None
+        self._before: float | None = None     # the previous fetch time, for value_at
+        self._prev_had: dict[int, bool] = {}
+        # libpcp's remembered upper bound per (pmid, inst): only refreshed when an event
+        # at or after the fetch time exists (INTERP-DEV-3)
+        self._held_next: dict[tuple[int, int], tuple[float, Any]] = {}
+        self._exhausted: set[tuple[int, int]] = set()    # searched forwards, found nothing
+        self._no_search = False
+        self.direction = 1                   # sign of the schedule's interval
+        self._index = [(self.rel(e.timestamp), e) for e in index]
+        self._positioned: float | None = None   # INTERP-DEV-2: the first fetch's index point
+        # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
+        # between them (libpcp reads no records then, so it never sees the mark)
+        self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
+
+    def _seek_entry(self, archive: Archive, index: list[Any], when: Timestamp) -> Any:
+        """The latest index entry before ``when`` from which every requested instance has
+        an event (an observation, or any mark) at or before ``when``; None for the start.
+        Candidate entries are tried going back 1, 2, 4, ... entries."""
+        entries = [e for e in index if e.timestamp.total_nsec() < when.total_nsec()]
+        if len(entries) < 2:
+            return None
+        want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts}
+        step, k = 1, len(entries) - 1
+        limit = when.total_nsec()
+        while k > 0:
+            entry = entries[k]
+            seen: set[tuple[int, int]] = set()
+            covered = False
+            for res in archive.results_from(entry.vol, entry.off_data):
+                if res.timestamp.total_nsec() > limit:
+                    break
+                if not res.vsets:
+                    covered = True          # a mark bounds every instance
+                    break
+                for vs in res.vsets:
+                    if vs.numval > 0 and vs.pmid in self.descs:
+                        seen.update((vs.pmid, inst) for inst in vs.columns[0])
+            if covered or want <= seen:
+                return entry
+            k -= step
+            step *= 2
+        return None
+
+    def _collect(self, archive: Archive, results: Iterable[Any] | None = None) -> None:
+        """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
+        its observations in record order (INTERP-BOUND-1).
+
+        Value sets are kept as the decoder's (instances, values) columns and turned into
+        series afterwards, a run of records with the same instance list at a time."""
+        pending: dict[int, list[tuple[int, float, tuple[int, ...], tuple[Any, ...]]]] = {
+            pmid: [] for pmid in self.descs}
+        marks = self.marks
+        rel = self.rel
+        end, last = self.end, self.last
+        seq = 0
+        for res in (archive.results() if results is None else results):
+            t = rel(res.timestamp)
+            if t > end:
+                end, last = t, res.timestamp
+            vsets = res.vsets
+            if not vsets:                    # a mark
+                marks.append(t)
+                continue
+            for vs in vsets:
+                if vs.numval > 0:
+                    entries = pending.get(vs.pmid)
+                    if entries is not None:
+                        insts, values = vs.columns
+                        entries.append((seq, t, insts, values))
+                seq += 1
+        self.end, self.last = end, last
+        found: dict[tuple[int, int], tuple[tuple[int, int], _Series]] = {}
+        for pmid, entries in pending.items():
+            for insts, group in itertools.groupby(entries, key=operator.itemgetter(2)):
+                run = list(group)
+                if len(set(insts)) != len(insts):       # an instance twice in one value set
+                    for order, t, _, values in run:
+                        for pos, (inst, value) in enumerate(zip(insts, values)):
+                            sr = found.get((pmid, inst))
+                            if sr is None:
+                                sr = found[(pmid, inst)] = ((order, pos), _Series())
+                            sr[1].times.append(t)
+                            sr[1].values.append(value)
+                    continue
+                times = [e[1] for e in run]
+                for pos, (inst, column) in enumerate(zip(insts, zip(*[e[3] for e in run]))):
+                    sr = found.get((pmid, inst))
+                    if sr is None:
+                        sr = found[(pmid, inst)] = ((run[0][0], pos), _Series())
+                    sr[1].times.extend(times)
+                    sr[1].values.extend(column)
+        # in order of first appearance, as a record-by-record pass would insert them
+        for key, (_, sr) in sorted(found.items(), key=lambda item: item[1][0]):
+            self.series[key] = sr
+
+    def rel(self, ts: Timestamp) -> float:
+        """Seconds from the archive start, computed as libpcp does (in double)."""
+        return _sub(ts, self.start)
+
+    def _candidates(self, desc: Any) -> list[int]:
+        if desc.indom.is_null:
+            return [PM_IN_NULL]
+        seen: dict[int, None] = {}
+        for rec in self.archive.indom_history(desc.indom):
+            for inst in rec.instances:
+                seen.setdefault(inst, None)
+        return list(seen)
+
+    def _lifetime_table(self, desc: Any) -> dict[int, tuple[float | None, float | None]] | None:
+        """INTERP-EXIST-2 per instance: (first record listing it, first later record
+        omitting it); None when the domain never reaches 16 instances (no lifetimes)."""
+        history = self.archive.indom_history(desc.indom) if not desc.indom.is_null else []
+        if not history or max(len(r.instances) for r in history) < _CALIPER:
+            return None
+        stamps = [(self.rel(r.timestamp), r.instances) for r in history]
+        table: dict[int, tuple[float | None, float | None]] = {}
+        for inst in self.instances[int(desc.pmid)]:
+            first = next((t for t, insts in stamps if inst in insts), None)
+            gone = None if first is None else min(
+                (t for t, insts in stamps if t > first and inst not in insts), default=None)
+            table[inst] = (first, gone)
+        return table
+
+    def _alive(self, desc: Any, inst: int, t: float) -> bool:
+        table = self._lifetimes.get(int(desc.pmid))
+        if table is None:
+            return True
+        first, gone = table.get(inst, (None, None))
+        if first is None or t < first:
+            return False
+        return gone is None or t < gone
+
+    def _mark_bounds(self, t: float) -> tuple[float | None, float | None]:
+        """The latest mark at or before t and the earliest at or after it."""
+        marks = self.marks
+        m = bisect.bisect_right(marks, t)
+        before = marks[m - 1] if m else None
+        m = bisect.bisect_left(marks, t)
+        return before, (marks[m] if m < len(marks) else None)
+
+    def _bounds(self, s: _Series | None, t: float,
+                marks: tuple[float | None, float | None] | None = None
+                ) -> tuple[tuple[float, Any] | None, tuple[float, Any] | None]:
+        """(prior, next) events: (time, value) for an observation, (time, None) for a mark."""
+        prior = nxt = None
+        if s is not None:
+            times = s.times
+            i = bisect.bisect_right(times, t)
+            if i:
+                prior = (times[i - 1], s.values[i - 1])
+                # an observation at t is both bounds
+                j = i - 1 if times[i - 1] == t else i
+            else:
+                j = 0
+            if j < len(times):
+                nxt = (times[j], s.values[j])
+        mp, mn = self._mark_bounds(t) if marks is None else marks
+        if mp is not None and (prior is None or mp > prior[0]):
+            prior = (mp, None)
+        if mn is not None and (nxt is None or mn < nxt[0]):
+            nxt = (mn, None)
+        return prior, nxt
+
+    def _index_point(self, t: float) -> float | None:
+        """The time of the index entry libpcp's first positioning chooses for t: the entry
+        at t, else the nearer of the entries around t (ties to the later one)."""
+        stamps = [stamp for stamp, _ in self._index]
+        if not stamps:
+            return None
+        j = next((i for i, stamp in enumerate(stamps) if stamp >= t), len(stamps))
+        if j < len(stamps) and stamps[j] == t:
+            return stamps[j]
+        if j < 1:
+            return stamps[0]
+        if j == len(stamps):
+            return stamps[-1]
+        return stamps[j] if stamps[j] - t <= t - stamps[j - 1] else stamps[j - 1]
+
+    def _first_fetch_bound(self, s: _Series | None, t: float) -> tuple[str, tuple[float, Any]] | None:
+        """INTERP-DEV-2: the bound libpcp's first positioning sets while skipping marks:
+        reading forwards from the index point up to t (non-positive interval) gives the
+        latest observation in [point, t] as prior; reading backwards from an index point
+        after t (positive interval) gives the earliest observation in (t, point) as next."""
+        g = self._positioned
+        if g is None or s is None:
+            return None
+        m = bisect.bisect_left(self.marks, t)
+        if m < len(self.marks) and self.marks[m] == t:
+            return None         # a mark at t itself is read again before the bounds are used
+        if self.direction <= 0 and g <= t:
+            i = bisect.bisect_right(s.times, t)
+            if i and s.times[i - 1] >= g:
+                return "prior", (s.times[i - 1], s.values[i - 1])
+        elif self.direction > 0 and g > t:
+            j = bisect.bisect_right(s.times, t)
+            if j < len(s.times) and s.times[j] < g:
+                return "next", (s.times[j], s.values[j])
+        return None
+
+    def _first_fetch_bounds(self, pmid: int, inst: int, series: _Series | None, t: float,
+                            prior: Any, nxt: Any) -> tuple[Any, Any]:
+        key = (pmid, inst)
+        held = self._held_pair.get(key)
+        if held is not None:
+            if held[0][0] <= t <= held[1][0]:
+                return held
+            del self._held_pair[key]
+        override = self._first_fetch_bound(series, t)
+        if override is None:
+            return prior, nxt
+        prior, nxt = (override[1], nxt) if override[0] == "prior" else (prior, override[1])
+        if prior is not None and nxt is not None and prior[1] is not None and nxt[1] is not None:
+            self._held_pair[key] = (prior, nxt)
+        return prior, nxt
+
+    def _hidden_marks(self, pmid: int) -> list[tuple[float, float]]:
+        return [(p[0], n[0]) for (m, _), (p, n) in self._held_pair.items() if m == pmid]
+
+    def _nothing_to_search(self, t: float) -> bool:
+        """INTERP-DEV-1 shows only when libpcp reads no record at this fetch: every requested
+        instance has a lower bound, and none lacks an upper bound at or after t (one that
+        found none once is not searched for again). Marks the instances whose search finds
+        nothing."""
+        quiet = True
+        for pmid in self.descs:
+            for inst in self.instances[pmid]:
+                key = (pmid, inst)
+                prior, nxt = self._bounds(self.series.get(key), t)
+                if prior is None:
+                    quiet = False           # an instance without a lower bound: libpcp rolls
+                held = self._held_next.get(key)
+                if held is not None and held[0] == t and \
+                        isinstance(self._event_before(self.series.get(key), t), NoValue):
+                    quiet = False           # bounded below by a mark: libpcp searches on
+                    continue
+                if key in self._exhausted or (held is not None and held[0] >= t):
+                    continue
+                quiet = False
+                if nxt is None:
+                    self._exhausted.add(key)
+        return quiet
+
+    def _event_before(self, s: _Series | None, t: float) -> Any:
+        """The value of the latest event strictly before t (INTERP-DEV-1)."""
+        obs = None
+        if s is not None:
+            i = bisect.bisect_left(s.times, t)
+            if i:
+                obs = (s.times[i - 1], s.values[i - 1])
+        m = bisect.bisect_left(self.marks, t)
+        if m and (obs is None or self.marks[m - 1] > obs[0]):
+            return NoValue("mark")
+        return NoValue("no prior") if obs is None else obs[1]
+
+    def value_at(self, pmid: int, inst: int, t: float,
+                 marks: tuple[float | None, float | None] | None = None) -> Any:
+        desc = self.descs[pmid]
+        if self._lifetimes.get(pmid) is not None and not self._alive(desc, inst, t):
+            return NoValue("not alive")
+        series = self.series.get((pmid, inst))
+        prior, nxt = self._bounds(series, t, marks)
+        if self._positioned is not None or self._held_pair:
+            if "mark-first-fetch" in self.emulate:
+                prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
+        held = None
+        if self._tracks_next:
+            held = self._held_next.get((pmid, inst))
+            if nxt is not None:
+                self._held_next[(pmid, inst)] = nxt
+        if nxt is None and (held is not None and held[1] is not None and "discrete-stale-next" in self.emulate
+              and self.rules == "pcp-6.3" and desc.sem == PmSem.DISCRETE
+              and desc.type in NUMERIC_TYPES and prior is not None and prior[1] is not None
+              and prior[0] != t):
+            return held[1]          # INTERP-DEV-3: the stale upper bound wins the midpoint test
+        if prior is None:
+            return NoValue("no prior")
+        if prior[1] is None:
+            return NoValue("mark")
+        sem, ptype = desc.sem, desc.type
+        if sem != PmSem.DISCRETE:
+            if nxt is None:
+                return NoValue("no next")
+            if nxt[1] is None:
+                return NoValue("mark")
+        tp, p = prior
+        if ptype not in NUMERIC_TYPES:
+            if (held is not None and held[0] == t and held[1] is not None and tp == t
+                    and "nonnumeric-exact-hit" in self.emulate and self._no_search
+                    and self._before is not None and self._before < t):
+                return self._event_before(series, t)    # INTERP-DEV-1
+            return p
+        if tp == t:
+            return p
+        if nxt is not None and nxt[0] == t and nxt[1] is not None:
+            return nxt[1]
+        if sem == PmSem.COUNTER:
+            assert nxt is not None
+            # intervals are differences of start-relative times (INTERP-TIME-1), as in libpcp
+            return counter_value(ptype, p, nxt[1], t - tp, nxt[0] - tp)
+        if self.rules == "pcp-6.0" or nxt is None or nxt[1] is None:
+            return p
+        return nxt[1] if t > (tp + nxt[0]) / 2 else p
+
+    def fetch(self, when: Timestamp) -> Sample:
+        """What one INTERP fetch at ``when`` returns (updates the mark-crossing state)."""
+        t = self.rel(when)
+        prev, self._prev_time = self._prev_time, t
+        self._before = prev
+        self._positioned = None
+        if prev is None and "mark-first-fetch" in self.emulate:
+            self._positioned = self._index_point(t)
+            # any metric-instance the positioning leaves unbounded makes libpcp scan past
+            # the skipped marks, which then bound every instance as the rules say
+            if self._positioned is not None and any(
+                    self._first_fetch_bound(self.series.get((pmid, inst)), t) is None
+                    for pmid in self.descs for inst in self.instances[pmid]
+                    if self._lifetimes.get(pmid) is None or self._alive(self.descs[pmid], inst, t)):
+                self._positioned = None
+        if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
+            return Sample(when, eol=True)
+        if prev is None:
+            between: list[float] = []
+        elif t >= prev:     # marks passed in the direction of travel
+            between = self.marks[bisect.bisect_right(self.marks, prev):bisect.bisect_right(self.marks, t)]
+        else:
+            between = self.marks[bisect.bisect_left(self.marks, t):bisect.bisect_left(self.marks, prev)]
+        marks = self._mark_bounds(t)
+        if "nonnumeric-exact-hit" in self.emulate:
+            self._no_search = self._nothing_to_search(t)
+        value_at = self.value_at
+        sample = Sample(when)
+        for pmid, desc in self.descs.items():
+            hidden = self._hidden_marks(pmid) if self._held_pair else []
+            crossed = any(not any(lo < m < hi for lo, hi in hidden) for m in between)
+            values: dict[int, Any] = {}
+            if desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
+                values = {}
+            elif desc.sem == PmSem.COUNTER and crossed and self._prev_had.get(pmid):
+                values = {inst: NoValue("counter across mark") for inst in self.instances[pmid]}
+            else:
+                values = {inst: value_at(pmid, inst, t, marks) for inst in self.instances[pmid]}
+            self._prev_had[pmid] = any(not isinstance(v, NoValue) for v in values.values())
+            sample.values[pmid] = values
+        return sample
+
+
+    def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+        """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign).
+
+        Without emulated deviations this takes the vectorised path (``fastinterp``), which
+        gives exactly what ``schedule_reference`` (one ``fetch`` after another) gives."""
+        if not self.emulate:
+            try:
+                from pcpconform.oracles.interp import vectorised as fastinterp
+            except ImportError:                 # no numpy: the reference path
+                fastinterp = None               # type: ignore[assignment]
+            if fastinterp is not None:
+                state = (self._prev_time, self._before, self._positioned, dict(self._prev_had))
+                try:
+                    self.direction = 1 if interval_nsec > 0 else -1
+                    with _gc_paused():
+                        return fastinterp.schedule(self, start, interval_nsec, count)
+                except Exception:               # whatever it is, the reference path decides
+                    self._prev_time, self._before, self._positioned, prev_had = state
+                    self._prev_had = prev_had
+        return self.schedule_reference(start, interval_nsec, count)
+
+    def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+        """``schedule`` one ``fetch`` at a time: the reference the fast path is tested against."""
+        at = start.total_nsec()
+        self.direction = 1 if interval_nsec > 0 else -1
+        out = []
+        for _ in range(count):
+            out.append(self.fetch(Timestamp.from_nsec(at)))
+            at += interval_nsec
+        return out
+
+
+def interpolate(archive: Archive, metrics: Sequence[int | str], start: Timestamp,
+                interval_nsec: int, count: int, *, rules: str = "pcp-6.3",
+                emulate: Iterable[str] = ()) -> list[Sample]:
+    """Replay ``metrics`` (names or pmIDs) on a schedule; see Replay.schedule."""
+    pmids = [int(archive.desc(m).pmid) for m in metrics]
+    return Replay(archive, pmids, rules=rules, emulate=emulate).schedule(start, interval_nsec, count)
+

@@ -1,0 +1,98 @@
+"""The implementation-neutral result format of an interpolation replay (spec/interp.md,
+INTERP-FMT-*), and its text and CSV views."""
+
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any, TextIO
+
+from pcpconform.io.archive import Archive
+from pcpconform.dump.jsonl import typed_value
+from pcpconform.dump.text import value_text, when_text
+from pcpconform.format.pmtypes import PmID, PmSem, PmType
+from pcpconform.oracles.interp.replay import NoValue, Sample
+
+__all__ = ["samples_json", "write_json", "write_text", "write_csv"]
+
+FORMAT = {"kind": "interp", "format": "pcpconform-interp", "format_version": 1}
+
+
+def _names(archive: Archive, desc: Any, s: Sample) -> dict[int, str]:
+    if desc.indom.is_null:
+        return {}
+    names = archive.instances(desc.indom, s.time)
+    if not names:
+        names = {i: n for r in archive.indom_history(desc.indom) for i, n in r.instances.items()}
+    return names
+
+
+def _rows(archive: Archive, s: Sample, rate: bool):
+    """(pmid, metric name, desc, value type, [(inst, name, value)]) per metric of a sample."""
+    for pmid, insts in s.values.items():
+        desc = archive.desc(pmid)
+        names = _names(archive, desc, s)
+        # rate-converted counters are doubles (INTERP-RATE-1)
+        vtype = PmType.DOUBLE if rate and desc.sem == PmSem.COUNTER else desc.type
+        yield (pmid, archive.metric_name(pmid), desc, vtype,
+               [(inst, names.get(inst), v) for inst, v in sorted(insts.items())])
+
+
+def samples_json(archive: Archive, samples: list[Sample], rules: str, *,
+                 rate: bool = False, emulate: tuple[str, ...] = ()) -> dict[str, Any]:
+    out = []
+    for s in samples:
+        entry: dict[str, Any] = {"time": {"sec": s.time.sec, "nsec": s.time.nsec}, "eol": s.eol,
+                                 "metrics": []}
+        for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+            insts = []
+            for inst, iname, v in rows:
+                row: dict[str, Any] = {"inst": inst, "name": iname}
+                if isinstance(v, NoValue):
+                    row.update({"value": None, "reason": v.reason})
+                else:
+                    row["value"] = typed_value(v, vtype, 1)
+                insts.append(row)
+            entry["metrics"].append({"pmid": str(PmID(pmid)), "name": name, "instances": insts})
+        out.append(entry)
+    doc = {**FORMAT, "rules": rules, "samples": out}
+    if rate:
+        doc["rate"] = True
+    if emulate:
+        doc["emulate"] = sorted(emulate)
+    return doc
+
+
+def write_json(archive: Archive, samples: list[Sample], rules: str, out: TextIO, **opts: Any) -> None:
+    json.dump(samples_json(archive, samples, rules, **opts), out, indent=1)
+    out.write("\n")
+
+
+def write_text(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False) -> None:
+    for s in samples:
+        if s.eol:
+            out.write(f"{when_text(s.time)}  end of log\n")
+            continue
+        for _pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+            for inst, iname, v in rows:
+                shown = f"no value ({v.reason})" if isinstance(v, NoValue) else value_text(v, vtype)
+                where = "" if inst == -1 else f"[{iname if iname is not None else inst}]"
+                out.write(f"{when_text(s.time)}  {name}{where}  {shown}\n")
+
+
+def write_csv(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False) -> None:
+    """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
+    metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason."""
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["time", "metric", "pmid", "inst", "instance", "value", "reason"])
+    for s in samples:
+        when = f"{s.time.sec}.{s.time.nsec:09d}"
+        if s.eol:
+            w.writerow([when, "", "", "", "", "", "end of log"])
+            continue
+        for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+            for inst, iname, v in rows:
+                if isinstance(v, NoValue):
+                    w.writerow([when, name, str(PmID(pmid)), inst, iname or "", "", v.reason])
+                else:
+                    w.writerow([when, name, str(PmID(pmid)), inst, iname or "", value_text(v, vtype), ""])

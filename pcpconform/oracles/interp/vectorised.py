@@ -1,0 +1,348 @@
+"""A vectorised Replay.schedule: the same Samples as the per-fetch path, computed per series.
+
+``Replay.fetch``/``value_at`` are the reference: one fetch, one metric-instance at a time.
+For a whole schedule without emulated deviations every rule except INTERP-EXIST-3 (no
+counter value across a mark) is a pure function of the fetch time, so this module computes
+each (metric, instance) over all fetch times at once with numpy (``searchsorted`` for the
+bounds, the counter formulas of ``counter_value`` as the same IEEE double operations in the
+same order, C's conversions as in ``cnum.c_int``/``cnum.c_uint``), and then applies INTERP-EXIST-3
+in a cheap pass over the fetches.
+
+Only series numpy provably reproduces exactly take the vectorised path: integer counters
+whose values stay within 2^52 (so every int -> double conversion and difference is exact),
+FLOAT/DOUBLE counters with finite values and finite, non-NaN results (no NaN payloads, no
+float32 overflow, which raises in the reference), times in order. Anything else (other
+values, strings as counters, unsorted times, ...) is computed by ``value_at`` for that
+series, and any exception sends the whole schedule to the reference path.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from typing import Any
+
+import numpy as np
+
+from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
+from pcpconform.format.cnum import NUMERIC_TYPES
+from pcpconform.format.values import F32
+
+_EXACT_INT = 1 << 52            # integer counter values within this stay exact in doubles
+_NOT_ALIVE, _NO_PRIOR, _MARK, _NO_NEXT = 1, 2, 3, 4
+_F64 = np.float64
+
+
+def _no_values() -> list[Any]:
+    from pcpconform.oracles.interp.replay import NoValue
+
+    return [None, NoValue("not alive"), NoValue("no prior"), NoValue("mark"), NoValue("no next")]
+
+
+def _c_int(x: np.ndarray, bits: int) -> np.ndarray:
+    """cnum.c_int over an array: truncation, the most negative value when out of range."""
+    low = -(1 << (bits - 1))
+    t = np.trunc(x)
+    ok = (t >= float(low)) & (t < float(-low))           # False for NaN
+    return np.where(ok, t, float(low)).astype(np.int64)
+
+
+_EXACT_RANGE = {PmType.I32: (-(1 << 31), (1 << 31) - 1), PmType.U32: (0, (1 << 32) - 1),
+              PmType.I64: (-_EXACT_INT, _EXACT_INT), PmType.U64: (0, _EXACT_INT)}
+
+
+def _numbers(values: list[Any], ptype: int) -> np.ndarray | None:
+    """The values as a numpy array when counter arithmetic on them is provably exact."""
+    kinds = set(map(type, values))
+    if ptype in _EXACT_RANGE:
+        if not kinds <= {int}:
+            return None
+        try:
+            arr = np.array(values, dtype=np.int64)
+        except OverflowError:
+            return None
+        lo, hi = _EXACT_RANGE[ptype]
+        return arr if arr.size == 0 or (int(arr.min()) >= lo and int(arr.max()) <= hi) else None
+    if ptype in (PmType.FLOAT, PmType.DOUBLE):
+        if not kinds <= {float, F32}:
+            return None
+        arr = np.array(values, dtype=_F64)
+        return arr if bool(np.all(np.isfinite(arr))) else None
+    return None
+
+
+def _counter(ptype: int, P: np.ndarray, N: np.ndarray, f: np.ndarray, d: np.ndarray) -> list[Any] | None:
+    """counter_value over arrays (same operations, same order), or None if not provably equal."""
+    if P.size == 0:
+        return []
+    if not bool(np.all(d != 0)):
+        return None
+    if ptype == PmType.I32:
+        delta = ((N - P + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+        x = (0.5 + P.astype(_F64)) + (f * delta.astype(_F64)) / d
+        return _c_int(x, 32).tolist()
+    if ptype in (PmType.U32, PmType.U64):
+        # (U64 values are within 2^52 here: their signed view is themselves)
+        ge = N >= P
+        q = (f * np.where(ge, N - P, P - N).astype(_F64)) / d
+        base = 0.5 + P.astype(_F64)
+        x = np.where(ge, base + q, base - q)
+        if ptype == PmType.U32:
+            return (_c_int(x, 64) & 0xFFFFFFFF).tolist()
+        if not bool(np.all(x < 2.0 ** 63)):
+            return None
+        return _c_int(x, 64).view(np.uint64).tolist()
+    if ptype == PmType.I64:
+        x = (0.5 + P.astype(_F64)) + (f * (N - P).astype(_F64)) / d
+        return _c_int(x, 64).tolist()
+    if ptype == PmType.FLOAT:
+        a = (N - P).astype(np.float32)
+        if not bool(np.all(np.isfinite(a))):
+            return None                   # the reference's float32 rounding overflows (raises)
+        y = P + (f * a.astype(_F64)) / d
+        r = y.astype(np.float32)
+        if not bool(np.all(np.isfinite(r))):
+            return None
+        return [F32(v, b) for v, b in zip(r.astype(_F64).tolist(), r.view(np.uint32).tolist())]
+    if ptype == PmType.DOUBLE:
+        x = P + (f * (N - P)) / d
+        if bool(np.any(np.isnan(x))):
+            return None
+        return x.tolist()
+    return None
+
+
+class _Fetches:
+    """The non-end-of-log fetch times of a schedule and their mark bounds."""
+
+    def __init__(self, times: list[float], marks: list[float]) -> None:
+        self.times = times
+        self.t = np.asarray(times, dtype=_F64)
+        m = np.asarray(marks, dtype=_F64)
+        right = np.searchsorted(m, self.t, "right")
+        left = np.searchsorted(m, self.t, "left")
+        self.has_mp = right > 0
+        self.has_mn = left < len(m)
+        if len(m):
+            self.mp = np.where(self.has_mp, m[np.maximum(right - 1, 0)], 0.0)
+            self.mn = np.where(self.has_mn, m[np.minimum(left, len(m) - 1)], 0.0)
+        else:
+            self.mp = self.mn = np.zeros(len(times))
+        self._bounds: list[tuple[float | None, float | None]] | None = None
+
+    def mark_bounds(self) -> list[tuple[float | None, float | None]]:
+        if self._bounds is None:
+            mp = [x if h else None for x, h in zip(self.mp.tolist(), self.has_mp.tolist())]
+            mn = [x if h else None for x, h in zip(self.mn.tolist(), self.has_mn.tolist())]
+            self._bounds = list(zip(mp, mn))
+        return self._bounds
+
+
+class _Bounds:
+    """prior/next per fetch for one list of observation times (shared by every instance
+    of a metric observed in the same records), and the mark-derived reasons."""
+
+    def __init__(self, times: list[float] | None, fx: _Fetches, sem: int) -> None:
+        v = fx.t
+        K = len(v)
+        self.ok = True
+        if times:
+            T = np.asarray(times, dtype=_F64)
+            self.ok = bool(np.all(T[1:] >= T[:-1]))
+            n = len(T)
+            i = np.searchsorted(T, v, "right")
+            has_po = i > 0
+            pi = np.maximum(i - 1, 0)
+            tpo = T[pi]
+            exact = has_po & (tpo == v)
+            j = np.where(exact, i - 1, i)
+            has_no = j < n
+            nj = np.minimum(j, n - 1)
+            tno = T[nj]
+        else:
+            has_po = has_no = exact = np.zeros(K, dtype=bool)
+            tpo = tno = np.zeros(K)
+            pi = nj = np.zeros(K, dtype=np.intp)
+        prior_mark = fx.has_mp & (~has_po | (fx.mp > tpo))
+        next_mark = fx.has_mn & (~has_no | (fx.mn < tno))
+        conds = [~has_po & ~fx.has_mp, prior_mark]
+        choices = [_NO_PRIOR, _MARK]
+        if sem != PmSem.DISCRETE:
+            conds += [~has_no & ~fx.has_mn, next_mark]
+            choices += [_NO_NEXT, _MARK]
+        self.codes = np.select(conds, choices, 0)
+        self.pi, self.nj, self.tpo, self.tno, self.exact = pi, nj, tpo, tno, exact
+        self.next_obs = has_no & ~next_mark
+
+
+def _series_values(replay: Any, pmid: int, desc: Any, inst: int, fx: _Fetches,
+                   bounds: _Bounds, novalue: list[Any]) -> tuple[list[Any], np.ndarray]:
+    """(values per fetch, has-a-value mask) for one metric-instance over the fetches."""
+    if not bounds.ok:
+        return _scalar(replay, pmid, inst, fx)
+    v = fx.t
+    sem, ptype = desc.sem, desc.type
+    codes = bounds.codes
+    table = replay._lifetimes.get(pmid)
+    if table is not None:
+        first, gone = table.get(inst, (None, None))
+        if first is None:
+            dead = np.ones(len(v), dtype=bool)
+        else:
+            dead = v < first
+            if gone is not None:
+                dead |= v >= gone
+        codes = np.where(dead, _NOT_ALIVE, codes)
+    valid = codes == 0
+    series = replay.series.get((pmid, inst))
+    if series is None:
+        return [novalue[c] for c in codes.tolist()], valid
+    values = series.values
+    pi, nj, exact = bounds.pi, bounds.nj, bounds.exact
+    computed = None
+    if ptype not in NUMERIC_TYPES:
+        sel = pi
+    else:
+        tpo, tno, next_obs = bounds.tpo, bounds.tno, bounds.next_obs
+        hit_n = next_obs & (tno == v) & ~exact
+        rest = ~exact & ~hit_n
+        if sem == PmSem.COUNTER:
+            sel = np.where(hit_n, nj, pi)
+            cm = valid & rest
+            if cm.any():
+                getter = values.__getitem__
+                P = _numbers(list(map(getter, pi[cm].tolist())), ptype)
+                N = _numbers(list(map(getter, nj[cm].tolist())), ptype)
+                if P is None or N is None:
+                    return _scalar(replay, pmid, inst, fx)
+                tp = tpo[cm]
+                computed = _counter(ptype, P, N, v[cm] - tp, tno[cm] - tp)
+                if computed is None:
+                    return _scalar(replay, pmid, inst, fx)
+        elif replay.rules == "pcp-6.0":
+            sel = np.where(hit_n, nj, pi)
+        else:
+            take = rest & next_obs & (v > (tpo + tno) / 2)
+            sel = np.where(hit_n | take, nj, pi)
+    # one gather over [computed counters] + [observations used as they are] + [reasons]
+    bad = ~valid
+    used = valid if computed is None else valid & ~cm
+    source = computed if computed is not None else []
+    nc = len(source)
+    source = source + list(map(values.__getitem__, sel[used].tolist()))
+    nu = len(source) - nc
+    source += novalue
+    idx = np.empty(len(v), dtype=np.intp)
+    if computed is not None:
+        idx[cm] = np.arange(nc)
+    idx[used] = np.arange(nc, nc + nu)
+    idx[bad] = nc + nu + codes[bad]
+    return list(map(source.__getitem__, idx.tolist())), valid
+
+
+def _scalar(replay: Any, pmid: int, inst: int, fx: _Fetches) -> tuple[list[Any], np.ndarray]:
+    from pcpconform.oracles.interp.replay import NoValue
+
+    value_at = replay.value_at
+    vals = [value_at(pmid, inst, t, mb) for t, mb in zip(fx.times, fx.mark_bounds())]
+    return vals, np.array([not isinstance(x, NoValue) for x in vals], dtype=bool)
+
+
+def schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> list[Any]:
+    """What ``count`` successive ``replay.fetch`` calls return, for a replay without
+    emulated deviations (the caller checks); leaves the replay's state as they would."""
+    with np.errstate(all="ignore"):         # overflow and NaN are checked where they matter
+        return _schedule(replay, start, interval_nsec, count)
+
+
+def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> list[Any]:
+    from pcpconform.oracles.interp.replay import _EDGE, NoValue, Sample
+
+    assert not replay.emulate
+    at = start.total_nsec()
+    whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
+    rel = replay.rel
+    times = [rel(w) for w in whens]
+    end = replay.end
+    eol = [t < -_EDGE or t - end > _EDGE for t in times]
+    marks = replay.marks
+    if any(b < a for a, b in zip(marks, marks[1:])):
+        raise ValueError("marks out of order")       # the reference path copes with them
+
+    # INTERP-EXIST-3: a mark between the previous fetch (end of log or not) and this one
+    live: list[float] = []
+    crossed: list[bool] = []
+    prev = replay._prev_time
+    for t, gone in zip(times, eol):
+        if not gone:
+            live.append(t)
+            if prev is None:
+                crossed.append(False)
+            elif t >= prev:
+                crossed.append(bisect.bisect_right(marks, t) > bisect.bisect_right(marks, prev))
+            else:
+                crossed.append(bisect.bisect_left(marks, prev) > bisect.bisect_left(marks, t))
+        prev = t
+    K = len(live)
+    fx = _Fetches(live, marks)
+    novalue = _no_values()
+    across = NoValue("counter across mark")
+    pmids = list(replay.descs)
+    per_pmid: list[list[dict[int, Any]]] = []
+    prev_had: dict[int, bool] = {}
+    for pmid, desc in replay.descs.items():
+        insts = list(replay.instances[pmid])
+        if desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
+            per_pmid.append([{} for _ in range(K)])
+            prev_had[pmid] = False
+            continue
+        if insts:
+            cols, masks = [], []
+            shared: dict[int, tuple[list[float], _Bounds]] = {}
+            for inst in insts:
+                series = replay.series.get((pmid, inst))
+                observed = series.times if series is not None else []
+                bounds = None
+                for other, b in shared.values():   # the same records: the same bounds
+                    if other is observed or other == observed:
+                        bounds = b
+                        break
+                if bounds is None:
+                    bounds = _Bounds(observed, fx, desc.sem)
+                    shared[len(shared)] = (observed, bounds)
+                vals, valid = _series_values(replay, pmid, desc, inst, fx, bounds, novalue)
+                cols.append(vals)
+                masks.append(valid)
+            dicts = list(map(dict, map(zip, itertools.repeat(insts, K), zip(*cols))))
+            has_any = np.logical_or.reduce(masks).tolist()
+        else:
+            dicts = [{} for _ in range(K)]
+            has_any = [False] * K
+        if desc.sem == PmSem.COUNTER:
+            had = replay._prev_had.get(pmid)
+            for q in range(K):
+                if crossed[q] and had:
+                    dicts[q] = {inst: across for inst in insts}
+                    had = False
+                else:
+                    had = has_any[q]
+            prev_had[pmid] = bool(had)
+        elif K:
+            prev_had[pmid] = bool(has_any[-1])
+        per_pmid.append(dicts)
+
+    rows = iter(zip(*per_pmid)) if pmids else iter([()] * K)
+    samples = []
+    for when, gone in zip(whens, eol):
+        if gone:
+            samples.append(Sample(when, eol=True))
+        else:
+            samples.append(Sample(when, values=dict(zip(pmids, next(rows)))))
+    # the state the per-fetch path leaves behind
+    if count:
+        replay._before = times[-2] if count > 1 else replay._prev_time
+        replay._prev_time = times[-1]
+        replay._positioned = None
+    if K:
+        replay._prev_had.update(prev_had)
+    return samples

@@ -1,0 +1,114 @@
+"""Real archives written by pmlogger: rebuilt byte-exactly and read with libpcp's values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pcpconform.io.archive import Archive
+from pcpconform.dump.jsonl import dump_lines, jsonl_records
+from pcpconform.io.rebuild import rebuild_archive
+from tests.conftest import needs_libpcp
+from tests.differential.libpcp import chroot, pmlogger
+from tests.differential.libpcp.compare import assert_reader_matches_libpcp
+
+pytestmark = [pytest.mark.libpcp, needs_libpcp,
+              pytest.mark.skipif(not pmlogger.available(), reason="needs root and pmlogger")]
+
+
+@pytest.fixture(scope="module")
+def archives(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("pmlogger")
+    session = pmlogger.PmcdSession()
+    session.start(root)
+    try:
+        return {
+            "v2": pmlogger.record(root / "v2" / "a", version=2),
+            "v3": pmlogger.record(root / "v3" / "a", version=3),
+            "v3-multivolume": pmlogger.record(root / "mv" / "a", version=3, samples=40,
+                                              volume_size="40k"),
+            "v2-derived": pmlogger.record(root / "dv" / "a", version=2, samples=3, derived=True),
+        }
+    finally:
+        session.stop()
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: str) -> None:
+    base = archives[name]
+    rebuild_archive(base, tmp_path / "rb")
+    originals = sorted(p.name[len(base.name):] for p in base.parent.glob(base.name + ".*")
+                       if not p.name.endswith((".log", ".config")))
+    assert originals and "meta" in "".join(originals)
+    for suffix in originals:
+        assert Path(f"{tmp_path}/rb{suffix}").read_bytes() == Path(f"{base}{suffix}").read_bytes(), suffix
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_values_equal_libpcp(archives, name: str) -> None:
+    assert_reader_matches_libpcp(archives[name])
+
+
+def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
+    a = Archive(archives["v3-multivolume"])
+    assert len(a.files.volumes) >= 2
+    kinds = {o["kind"] for o in jsonl_records(a)}
+    assert {"desc", "indom", "text", "labelset", "index", "result"} <= kinds
+    assert a.desc("kernel.all.load").indom.is_null is False
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Path, name: str) -> None:
+    from pcpconform.dump.undump import undump
+
+    base = archives[name]
+    objs = list(jsonl_records(Archive(base)))
+    # pmlogger writes every result in the canonical layout: no raw bytes needed
+    assert not [o for o in objs if "raw" in o]
+    undump(dump_lines(Archive(base)), tmp_path / "ud")
+    for p in base.parent.glob(base.name + ".*"):
+        if p.suffix not in (".log", ".config"):
+            assert Path(f"{tmp_path}/ud{p.name[len(base.name):]}").read_bytes() == p.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
+    from pcpconform.check.checker import check_archive
+
+    report = check_archive(archives[name])
+    assert report.errors == 0, [d for d in report.diagnostics if d.severity.value == "error"]
+
+
+# ---- interpolation of real archives (INTERP-*): every metric, both directions ----
+
+def _interp_case(base: Path, rules: str, forward: bool) -> None:
+    from pcpconform.format.pmtypes import Timestamp
+    from tests.differential.test_interp_vs_libpcp import oracle_view, libpcp_view
+    from pcpconform.oracles.interp.replay import DEVIATIONS
+
+    a = Archive(base)
+    pmids = sorted(int(d.pmid) for d in a.descs() if not (int(d.pmid) >> 22) == 511)
+    times = [r.timestamp.total_nsec() for r in a.results()]
+    lo, hi = times[0], times[-1]
+    # an interval unrelated to pmlogger's 100 ms, kept clear of the 1 ms end windows
+    step = 37_777_777
+    count = (hi - lo - 4_000_000) // step
+    start = Timestamp.from_nsec(lo + 2_000_000 if forward else hi - 2_000_000)
+    delta = step if forward else -step
+    ours = oracle_view(base, start, delta, count, pmids, rules, tuple(DEVIATIONS))
+    theirs = libpcp_view(base, start, delta, count, pmids, rules)
+    assert len(ours) == count and ours == theirs
+
+
+@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume"])
+def test_pmlogger_archive_interpolates_like_libpcp_6_0(archives, name: str, forward: bool) -> None:
+    _interp_case(archives[name], "pcp-6.0", forward)
+
+
+@pytest.mark.skipif(not chroot.HAVE_TRIXIE, reason="no trixie chroot with PCP 6.3")
+@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
+@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume"])
+def test_pmlogger_archive_interpolates_like_libpcp_6_3(archives, name: str, forward: bool) -> None:
+    _interp_case(archives[name], "pcp-6.3", forward)
