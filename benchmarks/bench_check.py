@@ -16,11 +16,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_decode import (  # noqa: E402  (a sibling script, not a package)
-    MB, ROOT, Case, _subprocess_case, console_script, generate, load_cached, measure,
+from bench_decode import (
+    MB,
+    ROOT,
+    Case,
+    _subprocess_case,
+    console_script,
+    generate,
+    load_cached,
+    measure,
 )
 
-from pcpconform.check.checker import check_archive  # noqa: E402
+from pcpconform.check.checker import check_archive
 
 
 def in_process(base: Path) -> None:

@@ -37,15 +37,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from pcpconform.io.archive import Archive
 from pcpconform.fixtures.generate import mark_time
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -65,8 +65,8 @@ def libpcp_worker(argv: list[str]) -> int:
     import ctypes
 
     os.environ["PCP_DERIVED_CONFIG"] = ""
-    from pcp import pmapi  # noqa: PLC0415  (only under the system python)
-    import cpmapi as c_api  # noqa: PLC0415
+    import cpmapi as c_api
+    from pcp import pmapi
 
     base, sec, nsec, delta_ns, count = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
     pmids = [int(p) for p in argv[5:]]
@@ -278,7 +278,8 @@ def generate(base: Path, version: int, size_mb: float, jobs: int) -> dict:
     """Write ~``size_mb`` MB (data volume + .meta) at ``base``."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from bench_decode import MB  # noqa: PLC0415
+    from bench_decode import MB
+
     from pcpconform.fixtures.generate import mark_time
     from pcpconform.io.writer import ArchiveWriter, LabelFields, layout_result
 
@@ -329,8 +330,8 @@ def generate(base: Path, version: int, size_mb: float, jobs: int) -> dict:
 def schedule(base: Path, fetches: int):
     """A forward schedule over the whole archive that stays clear of its ends (and of exact
     record times): start 1.234567891 s after the first record, ``fetches`` fetches."""
-    from pcpconform.io.archive import Archive
     from pcpconform.format.pmtypes import Timestamp
+    from pcpconform.io.archive import Archive
 
     a = Archive(base)
     first = a.start.total_nsec()
@@ -398,9 +399,9 @@ def verify(base: Path, pmids: list[int], samples, start, delta: int, count: int,
     """Compare the oracle's samples with libpcp's at the first ``first_n`` fetches and
     ``first_n`` more spread over the schedule: (fetches compared, values compared, diffs)."""
     sys.path.insert(0, str(ROOT))
+    from pcpconform.format.pmtypes import PmID
     from pcpconform.io.archive import Archive
     from pcpconform.oracles.interp.replay import NoValue
-    from pcpconform.format.pmtypes import PmID
     from tests.differential.libpcp import bridge
     from tests.differential.libpcp.compare import libpcp_encoding
 
@@ -433,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     sys.path.insert(0, str(HERE))
-    from bench_decode import MB, Case, _subprocess_case, measure, profile  # noqa: PLC0415
+    from bench_decode import MB, Case, _subprocess_case, measure, profile
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -26,11 +26,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from pcpconform.errors import (
-    ConvScaleError, DeriveSemanticError, DeriveSyntaxError, FixtureError, FormatError, Location,
-    PcpConformError, UnitsAbort, UnitsError, UsageError,
+    ConvScaleError,
+    DeriveSemanticError,
+    DeriveSyntaxError,
+    FixtureError,
+    FormatError,
+    Location,
+    PcpConformError,
+    UnitsAbort,
+    UnitsError,
+    UsageError,
 )
 from pcpconform.version import __version__
-
 
 #: public name -> the module that defines it
 _LAZY = {

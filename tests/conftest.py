@@ -10,14 +10,21 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 from tests.differential.libpcp import bridge
+from tests.differential.libpcp.referees import REFEREES
 
 needs_libpcp = pytest.mark.skipif(not bridge.HAVE_LIBPCP, reason="Debian's PCP is not installed")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    # In CI the reference must be there: a differential suite that skips proves nothing.
-    if os.environ.get("CI") and not bridge.HAVE_LIBPCP:
-        raise pytest.UsageError("CI run without Debian's PCP: .ci/install-pcp.sh did not install it")
+    # In CI every reference must be there: a differential suite that skips proves nothing.
+    if not os.environ.get("CI"):
+        return
+    for ref in REFEREES:
+        if not ref.available():
+            raise pytest.UsageError(f"CI run without {ref.name}: {ref.why_missing()}")
+        if not ref.version.startswith(ref.version_prefix):
+            raise pytest.UsageError(f"{ref.name}: found PCP {ref.version}, expected "
+                                    f"{ref.version_prefix}x")
 
 
 #: a small archive for the command-line tests: a U64 counter and a DOUBLE instant over three

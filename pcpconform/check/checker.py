@@ -24,19 +24,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pcpconform.check.diagnostics import DiagnosticLimit, Report
 from pcpconform.errors import FormatError
-from pcpconform.io.bulk import decode_result
-from pcpconform.io.files import strip_compression
 from pcpconform.format.pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestamp
-from pcpconform.io.reader import Component, RawRecord, parse_payload
 from pcpconform.format.schema import (
-    INDEX_ENTRY_SIZE, LABEL_SIZE, META_TYPES, PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC,
-    TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
-    event_array, structs,
+    INDEX_ENTRY_SIZE,
+    LABEL_SIZE,
+    META_TYPES,
+    PM_LOG_VOL_META,
+    PM_LOG_VOL_TI,
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
+    TYPE_TEXT,
+    event_array,
+    structs,
 )
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.files import strip_compression
+from pcpconform.io.reader import Component, RawRecord, parse_payload
 from pcpconform.io.writer import valfmt_for
-from pcpconform.check.diagnostics import DiagnosticLimit, Report
 
 __all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT"]
 

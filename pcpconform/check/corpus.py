@@ -35,12 +35,20 @@ from typing import Any
 
 from construct import Container, ListContainer
 
+from pcpconform.check.rules import RULES, Severity
 from pcpconform.format.pmtypes import PmID, PmInDom, Timestamp
 from pcpconform.format.schema import (
-    TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT,
-    block_index, event_array, structs,
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
+    TYPE_TEXT,
+    block_index,
+    event_array,
+    structs,
 )
-from pcpconform.check.rules import RULES, Severity
 
 __all__ = ["Case", "CASES", "UNCOVERED", "ArchiveEdit", "build_corpus", "render_readme", "main"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pcpconform.errors import Location
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.errors import Location
 
 __all__ = ["Diagnostic", "Report", "DiagnosticLimit"]
 

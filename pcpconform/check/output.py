@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from pcpconform.io.files import strip_compression
 from pcpconform.check.diagnostics import Diagnostic, Report
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.runner import Crash, component_files
+from pcpconform.io.files import strip_compression
 
 __all__ = ["FORMATS", "SARIF_SCHEMA", "tool_version", "summarize", "render", "write",
            "render_text", "write_text", "render_json", "render_junit", "render_sarif"]

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 
-from pcpconform.io.files import base_name_of, strip_compression
 from pcpconform.check.diagnostics import Report
+from pcpconform.io.files import base_name_of, strip_compression
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]
@@ -164,7 +164,7 @@ def _check_one(check: CheckFunction, base: Path,
     """Run one check; never raises (so workers never send back an unpicklable exception)."""
     try:
         report = check(base, max_diagnostics)
-    except Exception as exc:  # noqa: BLE001 - a crash is reported, not propagated
+    except Exception as exc:
         return None, f"the checker failed: {_describe(exc)}"
     if not isinstance(report, Report):
         return None, f"the checker returned {type(report).__name__}, not a Report"
@@ -178,8 +178,7 @@ class _Progress:
         self._bar = None
         if enabled and total:
             from rich.console import Console
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("{task.description}"),

@@ -12,8 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pcpconform.version import __version__
 from pcpconform.errors import PcpConformError
+from pcpconform.version import __version__
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 

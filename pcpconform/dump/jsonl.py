@@ -12,18 +12,31 @@ import struct
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult
 from pcpconform.format.pmtypes import (
-    PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, Timestamp, TextType,
+    PM_INDOM_NULL,
+    LabelType,
+    PmID,
+    PmInDom,
+    PmSem,
+    PmType,
+    TextType,
+    Timestamp,
 )
-from pcpconform.io.reader import Component, parse_payload
 from pcpconform.format.schema import (
-    INDEX_ENTRY_SIZE, structs,
-    TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
+    INDEX_ENTRY_SIZE,
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
     TYPE_TEXT,
+    structs,
 )
 from pcpconform.format.values import F32, decode_block
+from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import DecodedResult
+from pcpconform.io.reader import Component, parse_payload
 
 __all__ = ["jsonl_records", "dump_lines", "write_jsonl", "escape_bytes", "typed_value", "HEADER"]
 

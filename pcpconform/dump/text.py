@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import escape_bytes, sem_token
@@ -15,7 +15,7 @@ __all__ = ["write_text", "when_text", "value_text"]
 
 def when_text(ts: Timestamp) -> str:
     try:
-        dt = datetime.fromtimestamp(ts.sec, tz=timezone.utc)
+        dt = datetime.fromtimestamp(ts.sec, tz=UTC)
         return dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts.nsec:09d}Z"
     except (OverflowError, OSError, ValueError):
         return f"@{ts.sec}.{ts.nsec:09d}"

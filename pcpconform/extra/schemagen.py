@@ -17,11 +17,27 @@ import struct
 from typing import Any
 
 from construct import (
-    Adapter, Array, Bytes, Computed, Const, Construct, Container, FixedSized, FocusedSeq,
+    Adapter,
+    Array,
+    Bytes,
+    Computed,
+    Const,
+    Construct,
+    Container,
+    FixedSized,
+    FocusedSeq,
     FormatField,
-    GreedyBytes, IfThenElse, Pass, ListContainer, Prefixed, Renamed, Struct, Switch,
+    GreedyBytes,
+    IfThenElse,
+    ListContainer,
+    Pass,
+    Prefixed,
+    Renamed,
+    Struct,
+    Switch,
 )
 from construct.core import BytesInteger, evaluate
+
 from pcpconform.extra import require
 
 st = require("hypothesis.strategies", "strategies", "pcpconform.extra.schemagen")

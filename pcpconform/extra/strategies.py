@@ -18,7 +18,17 @@ from pcpconform.extra import require
 st = require("hypothesis.strategies", "strategies", "pcpconform.extra.strategies")
 
 from pcpconform.fixtures.fixture import Fixture, InDomSpec, LabelSpec, MetricSpec, Sample
-from pcpconform.format.pmtypes import PM_IN_NULL, PM_INDOM_NULL, LabelType, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.pmtypes import (
+    PM_IN_NULL,
+    PM_INDOM_NULL,
+    LabelType,
+    PmID,
+    PmInDom,
+    PmSem,
+    PmType,
+    PmUnits,
+    Timestamp,
+)
 from pcpconform.format.values import F32
 
 __all__ = ["fixtures", "values_of", "SCALAR_TYPES"]

@@ -63,7 +63,7 @@ def int_to_f32(n: int) -> float:
     shift = size - 24
     q, r = divmod(abs(n), 1 << shift)
     half = 1 << (shift - 1)
-    if r > half or r == half and q & 1:
+    if r > half or (r == half and q & 1):
         q += 1
     return f32(math.copysign(float(q << shift), n))
 

@@ -46,7 +46,7 @@ class PmType(IntEnum):
         return _TYPE_TOKENS[self]
 
     @classmethod
-    def from_token(cls, token: str | int) -> "PmType":
+    def from_token(cls, token: str | int) -> PmType:
         if isinstance(token, int):
             return cls(token)
         key = str(token).strip().lower()
@@ -83,7 +83,7 @@ class PmSem(IntEnum):
     DISCRETE = 4
 
     @classmethod
-    def from_token(cls, token: str | int) -> "PmSem":
+    def from_token(cls, token: str | int) -> PmSem:
         if isinstance(token, int):
             return cls(token)
         return cls[str(token).strip().upper()]
@@ -108,7 +108,7 @@ class LabelType(IntEnum):
     INSTANCES = 32
 
     @classmethod
-    def from_token(cls, token: str | int) -> "LabelType":
+    def from_token(cls, token: str | int) -> LabelType:
         if isinstance(token, int):
             return cls(token)
         return cls[str(token).strip().upper()]
@@ -139,7 +139,7 @@ class PmID(int):
 
     __slots__ = ()
 
-    def __new__(cls, value: int | str) -> "PmID":
+    def __new__(cls, value: int | str) -> PmID:
         if isinstance(value, str) and value.strip().lower().startswith("0x"):
             value = int(value, 16)
         if isinstance(value, str):
@@ -148,7 +148,7 @@ class PmID(int):
         return super().__new__(cls, int(value) & 0xFFFFFFFF)
 
     @classmethod
-    def from_parts(cls, domain: int, cluster: int, item: int) -> "PmID":
+    def from_parts(cls, domain: int, cluster: int, item: int) -> PmID:
         if not (0 <= domain < 512 and 0 <= cluster < 4096 and 0 <= item < 1024):
             raise ValueError(f"pmID part out of range: {domain}.{cluster}.{item}")
         return cls((domain << 22) | (cluster << 10) | item)
@@ -181,7 +181,7 @@ class PmInDom(int):
 
     __slots__ = ()
 
-    def __new__(cls, value: int | str | None) -> "PmInDom":
+    def __new__(cls, value: int | str | None) -> PmInDom:
         if value is None:
             return super().__new__(cls, PM_INDOM_NULL)
         if isinstance(value, str):
@@ -256,7 +256,7 @@ class PmUnits:
                 | (self.extraScale & 0x7))
 
     @classmethod
-    def from_word(cls, word: int) -> "PmUnits":
+    def from_word(cls, word: int) -> PmUnits:
         def signed(v: int, bits: int) -> int:
             return v - (1 << bits) if v & (1 << (bits - 1)) else v
         return cls(
@@ -296,7 +296,7 @@ class PmUnits:
         return text
 
     @classmethod
-    def parse(cls, text: str) -> "PmUnits":
+    def parse(cls, text: str) -> PmUnits:
         """Parse the readable form (``Kbyte / sec``, ``count``, ``none``, ``byte^2``)."""
         text = text.strip()
         if text in ("", "none"):
@@ -342,7 +342,7 @@ class Timestamp:
     def usec(self) -> int:
         return self.nsec // 1000
 
-    def __lt__(self, other: "Timestamp") -> bool:
+    def __lt__(self, other: Timestamp) -> bool:
         return (self.sec, self.nsec) < (other.sec, other.nsec)
 
     def to_float(self) -> float:
@@ -352,7 +352,7 @@ class Timestamp:
         return self.sec * 1_000_000_000 + self.nsec
 
     @classmethod
-    def from_nsec(cls, total: int) -> "Timestamp":
+    def from_nsec(cls, total: int) -> Timestamp:
         sec, nsec = divmod(total, 1_000_000_000)
         return cls(sec, nsec)
 

@@ -15,15 +15,35 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from construct import (
-    Adapter, Array, Bytes, BytesInteger, Computed, Construct, FocusedSeq, FormatField,
-    GreedyBytes, IfThenElse, Pass, Prefixed, Renamed, Struct, Switch,
+    Adapter,
+    Array,
+    Bytes,
+    BytesInteger,
+    Computed,
+    Construct,
+    FocusedSeq,
+    FormatField,
+    GreedyBytes,
+    IfThenElse,
+    Pass,
+    Prefixed,
+    Renamed,
+    Struct,
+    Switch,
 )
 from construct.expr import ExprMixin
 
 from pcpconform.format.schema import LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array
 from pcpconform.format.schema.common import (
-    Framed, PmIDField, PmInDomField, PmUnitsField, RemainingBytes, TimespecTS16, TimestampT3,
-    TimevalT2, ToEnd,
+    Framed,
+    PmIDField,
+    PmInDomField,
+    PmUnitsField,
+    RemainingBytes,
+    TimespecTS16,
+    TimestampT3,
+    TimevalT2,
+    ToEnd,
 )
 
 __all__ = ["Row", "struct_rows", "describe", "field", "element", "fixed_size", "event_structs"]
@@ -97,9 +117,7 @@ def element(struct: Construct, name: str) -> Construct:
     while True:
         if isinstance(con, IfThenElse):
             con = con.thensubcon
-        elif isinstance(con, Array):
-            con = con.subcon
-        elif isinstance(con, Renamed):
+        elif isinstance(con, Array) or isinstance(con, Renamed):
             con = con.subcon
         else:
             return con

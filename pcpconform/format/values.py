@@ -32,7 +32,7 @@ class F32(float):
     __slots__ = ("bits",)
     bits: int
 
-    def __new__(cls, value: float, bits: int | None = None) -> "F32":
+    def __new__(cls, value: float, bits: int | None = None) -> F32:
         if bits is None:
             try:
                 bits = _U32.unpack(_F32.pack(value))[0]
@@ -45,7 +45,7 @@ class F32(float):
         return obj
 
     @classmethod
-    def from_bits(cls, bits: int) -> "F32":
+    def from_bits(cls, bits: int) -> F32:
         return cls(_F32.unpack(_U32.pack(bits))[0], bits)
 
     def __reduce__(self) -> Any:

@@ -14,14 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
+from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits, TextType, Timestamp
+from pcpconform.format.schema import (
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
+    TYPE_TEXT,
+    structs,
+)
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
-from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits, Timestamp, TextType
 from pcpconform.io.reader import Component, RawRecord, parse_payload
-from pcpconform.format.schema import (
-    TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2,
-    TYPE_TEXT, structs,
-)
 
 __all__ = ["Archive", "Desc", "InDomRecord", "LabelRecord", "MetaRecord"]
 

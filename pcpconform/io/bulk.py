@@ -18,10 +18,10 @@ from construct import Adapter, Construct, FormatField, Renamed, Struct
 
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmType, Timestamp
-from pcpconform.io.reader import RawRecord, parse_payload
 from pcpconform.format.schema import PmValue, structs
 from pcpconform.format.schema.common import TimestampT3, TimevalT2
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
+from pcpconform.io.reader import RawRecord, parse_payload
 from pcpconform.io.writer import valfmt_for
 
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
@@ -76,7 +76,7 @@ class DecodedValueSet:
     ``values`` is first read, since checks that work per column never need the pairs.
     """
 
-    __slots__ = ("pmid", "numval", "valfmt", "_values", "_columns")
+    __slots__ = ("_columns", "_values", "numval", "pmid", "valfmt")
 
     def __init__(self, pmid: int, numval: int, valfmt: int | None,
                  values: list[tuple[int, Any]] | None = None,
@@ -119,7 +119,7 @@ def _same_values(a: list[tuple[int, Any]], b: list[tuple[int, Any]]) -> bool:
 class DecodedResult:
     """A decoded pmResult: timestamp and value sets; a mark has none."""
 
-    __slots__ = ("timestamp", "vsets", "record", "canonical")
+    __slots__ = ("canonical", "record", "timestamp", "vsets")
 
     def __init__(self, timestamp: Timestamp, vsets: list[DecodedValueSet],
                  record: RawRecord | None = None, canonical: bool = False) -> None:

@@ -19,8 +19,8 @@ from typing import Any, BinaryIO
 from construct import Construct, ConstructError
 
 from pcpconform.errors import FormatError, Location
-from pcpconform.io.files import open_component, strip_compression
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, PM_LOG_MAGIC, structs
+from pcpconform.io.files import open_component, strip_compression
 
 __all__ = ["RawRecord", "Component", "read_label", "parse_payload", "iter_framed"]
 
@@ -169,7 +169,7 @@ class Component:
         #: bytes after the last whole record that libpcp ignores (see records())
         self.trailing: list[bytes] = []
 
-    def __enter__(self) -> "Component":
+    def __enter__(self) -> Component:
         try:
             self._stream = open_component(self.path)
             if self.max_bytes is not None and strip_compression(self.name)[1]:

@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 
 from pcpconform.errors import FormatError
+from pcpconform.format.schema import structs
 from pcpconform.io.files import ArchiveFiles, find_archive
 from pcpconform.io.reader import Component, RawRecord, parse_payload
-from pcpconform.format.schema import structs
 
 __all__ = ["rebuild_component", "rebuild_archive", "component_suffix"]
 

@@ -16,14 +16,23 @@ from typing import Any
 
 from construct import Container, ListContainer
 
-from pcpconform.io.files import strip_compression
 from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits, Timestamp, ValFmt
 from pcpconform.format.schema import (
-    PM_LOG_VOL_META, PM_LOG_VOL_TI, TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2,
-    TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT, block_index, structs,
+    PM_LOG_VOL_META,
+    PM_LOG_VOL_TI,
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
+    TYPE_TEXT,
+    block_index,
+    structs,
 )
 from pcpconform.format.schema.common import encode_padded
 from pcpconform.format.values import encode_block_payload, encode_insitu
+from pcpconform.io.files import strip_compression
 
 __all__ = ["LabelFields", "ValueSetSpec", "ArchiveWriter", "layout_result", "desc_body",
            "indom_body", "text_body", "labelset_body", "valfmt_for", "PAD_BYTE"]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from pcpconform.io.archive import Archive
 from pcpconform.dump.jsonl import jsonl_records
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
+from pcpconform.io.archive import Archive
 from pcpconform.io.rebuild import rebuild_archive
 from tests.conftest import needs_libpcp
 from tests.differential.libpcp import bridge

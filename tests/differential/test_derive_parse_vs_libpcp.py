@@ -19,11 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pcpconform.extra.derive_strategies import config_texts, expressions, patterns, units_strings, valid_expressions
 from pcpconform.oracles.derive.config import load_path, read_config
 from pcpconform.oracles.derive.parser import DeriveSyntaxError, Session, format_errmsg, parse, unparse
 from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.extra.derive_strategies import (config_texts, expressions, patterns, units_strings,
-                                          valid_expressions)
 from pcpconform.oracles.derive.units_str import UnitsError, parse_units_str
 from tests.conftest import needs_libpcp
 from tests.differential.libpcp import bridge, derive_bridge

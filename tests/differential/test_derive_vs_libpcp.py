@@ -26,17 +26,17 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
+from pcpconform.extra.strategies import fixtures
+from pcpconform.fixtures.fixture import parse_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.format.pmtypes import PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.bind import Bound, DeriveSemanticError, bind
 from pcpconform.oracles.derive.evaluate import EMULATABLE, UNPREDICTABLE, Evaluator
 from pcpconform.oracles.derive.parser import DeriveSyntaxError, parse
 from pcpconform.oracles.derive.units import ConvScaleError, UnitsError, conv_scale, parse_units
-from pcpconform.fixtures.fixture import parse_fixture
-from pcpconform.fixtures.generate import generate_archive
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
-from pcpconform.format.pmtypes import PmSem, PmType, PmUnits, Timestamp
-from pcpconform.extra.strategies import fixtures
-from pcpconform.format.values import F32
 from tests.differential.libpcp import derive_eval_bridge as dbridge
 from tests.differential.libpcp.compare import libpcp_encoding
 from tests.unit.test_derive_bind import DESCRIPTORS, ERRORS, UNITS
@@ -493,7 +493,7 @@ def _units_like(draw: st.DrawFn, units: PmUnits) -> str:
                        (units.dimCount, ["count", "count x 10", "count x 10^3"])):
         if dim:
             word = draw(st.sampled_from(words))
-            parts.append((word if dim == 1 else f"{word}^{dim}"))
+            parts.append(word if dim == 1 else f"{word}^{dim}")
     return " ".join(parts)
 
 
@@ -557,7 +557,7 @@ def expressions(draw: st.DrawFn, pool: _Pool, archive: Archive, profile: Any,
         if kind == 4:
             inner = expr(level - 1)
             d = desc_of(inner)
-            if d is not None and d.type in (PmType.I32, PmType.U32) or draw(st.booleans()):
+            if (d is not None and d.type in (PmType.I32, PmType.U32)) or draw(st.booleans()):
                 return f"(!{inner})"
             return f"(-{inner})"
         if kind == 5:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.io.archive import Archive
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
+from pcpconform.io.archive import Archive
 from tests.conftest import needs_libpcp
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.convert import fixture_to_pmi
@@ -49,8 +49,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pcpconform.check.checker import check_archive
-from pcpconform.io.rebuild import rebuild_archive
 from pcpconform.extra.strategies import fixtures
+from pcpconform.io.rebuild import rebuild_archive
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp
 
 

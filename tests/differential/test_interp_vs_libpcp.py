@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.io.archive import Archive
+from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.oracles.interp.replay import DEVIATIONS, NoValue, interpolate
 from pcpconform.format.pmtypes import PmID, Timestamp
-from pcpconform.extra.strategies import fixtures
+from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.replay import DEVIATIONS, NoValue, interpolate
 from tests.conftest import needs_libpcp
 from tests.differential.libpcp import bridge, chroot
 from tests.differential.libpcp.compare import libpcp_encoding

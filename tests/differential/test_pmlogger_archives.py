@@ -6,32 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.io.archive import Archive
 from pcpconform.dump.jsonl import dump_lines, jsonl_records
+from pcpconform.io.archive import Archive
 from pcpconform.io.rebuild import rebuild_archive
 from tests.conftest import needs_libpcp
-from tests.differential.libpcp import chroot, pmlogger
+from tests.differential.libpcp import chroot
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp
 
-pytestmark = [pytest.mark.libpcp, needs_libpcp,
-              pytest.mark.skipif(not pmlogger.available(), reason="needs root and pmlogger")]
+pytestmark = [pytest.mark.libpcp, needs_libpcp]
 
 
 @pytest.fixture(scope="module")
-def archives(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("pmlogger")
-    session = pmlogger.PmcdSession()
-    session.start(root)
-    try:
-        return {
-            "v2": pmlogger.record(root / "v2" / "a", version=2),
-            "v3": pmlogger.record(root / "v3" / "a", version=3),
-            "v3-multivolume": pmlogger.record(root / "mv" / "a", version=3, samples=40,
-                                              volume_size="40k"),
-            "v2-derived": pmlogger.record(root / "dv" / "a", version=2, samples=3, derived=True),
-        }
-    finally:
-        session.stop()
+def archives(pmlogger_archives: dict[str, Path]) -> dict[str, Path]:
+    return pmlogger_archives
 
 
 @pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
@@ -84,8 +71,8 @@ def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
 
 def _interp_case(base: Path, rules: str, forward: bool) -> None:
     from pcpconform.format.pmtypes import Timestamp
-    from tests.differential.test_interp_vs_libpcp import oracle_view, libpcp_view
     from pcpconform.oracles.interp.replay import DEVIATIONS
+    from tests.differential.test_interp_vs_libpcp import libpcp_view, oracle_view
 
     a = Archive(base)
     pmids = sorted(int(d.pmid) for d in a.descs() if not (int(d.pmid) >> 22) == 511)

@@ -144,8 +144,8 @@ def test_end_of_file_quirks_libpcp_tolerates_are_kept(pristine, tmp_path: Path, 
     """Stray bytes after the last record (fewer than 8 in .meta, 4 in a volume) and a
     partial last index entry are a clean end for libpcp: read, dumped and rebuilt."""
     from pcpconform.dump.jsonl import dump_lines, jsonl_records
-    from pcpconform.io.archive import Archive
     from pcpconform.dump.undump import undump
+    from pcpconform.io.archive import Archive
 
     base = copy_archive(pristine[3], tmp_path / "in")
     target = Path(f"{base}.{part}")

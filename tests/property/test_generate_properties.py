@@ -7,16 +7,16 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.io.archive import Archive
 from pcpconform.dump.jsonl import dump_lines
-from pcpconform.format.schema import structs
 from pcpconform.dump.undump import undump
-from pcpconform.io.writer import ValueSetSpec, layout_result
-from pcpconform.io.bulk import decode_result_schema
+from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.generate import generate_archive, mark_time
 from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.format.schema import structs
+from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import decode_result_schema
 from pcpconform.io.rebuild import rebuild_archive
-from pcpconform.extra.strategies import fixtures
+from pcpconform.io.writer import ValueSetSpec, layout_result
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.io.archive import Archive
+from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
+from pcpconform.format.pmtypes import Timestamp
+from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import vectorised as fastinterp
 from pcpconform.oracles.interp.replay import DEVIATIONS, NoValue, Replay, _sub_parts, _sub_parts_exact
-from pcpconform.format.pmtypes import Timestamp
-from pcpconform.extra.strategies import fixtures
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pcpconform.format.schema import event_array, structs
 from pcpconform.extra.schemagen import from_schema
+from pcpconform.format.schema import event_array, structs
 
 SCHEMAS = {
     f"{name}-v{v}": (lambda v=v, name=name: getattr(structs(v), name))

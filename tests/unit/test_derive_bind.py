@@ -13,15 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits
+from pcpconform.format.values import F32
 from pcpconform.io.archive import Desc
 from pcpconform.oracles.derive import ast
 from pcpconform.oracles.derive.bind import Bound, DeriveSemanticError, bind
 from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.oracles.derive.units import (ConvScaleError, UnitsError, conv_scale, parse_units,
-                                     units_str)
-from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits
-from pcpconform.format.values import F32
+from pcpconform.oracles.derive.units import ConvScaleError, UnitsError, conv_scale, parse_units, units_str
 
 P60, P63 = PROFILES["pcp-6.0"], PROFILES["pcp-6.3"]
 #: libpcp 6.3.8 prints nothing for an unknown operand (measured; the unconditional report

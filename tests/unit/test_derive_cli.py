@@ -110,12 +110,12 @@ def test_derived_pmids_equal_libpcps(cpu: Path, tmp_path: Path) -> None:
 def test_late_start_seeks_without_changing_values(cpu: Path) -> None:
     """INTERP-SEEK-1 through derive: a forward replay from a late --start gives what a
     replay from the archive start gives at the same times."""
+    from pcpconform.format.pmtypes import Timestamp
     from pcpconform.io.archive import Archive
     from pcpconform.oracles.derive.bind import bind
     from pcpconform.oracles.derive.evaluate import Evaluator
     from pcpconform.oracles.derive.parser import parse
     from pcpconform.oracles.derive.profiles import PROFILES
-    from pcpconform.format.pmtypes import Timestamp
 
     status, out, _ = run(str(cpu), "-d", "r = rate(cpu.busy)", "-d", "t = cpu.temp * 2",
                          "--start", "+15", "--interval", "5", "--format", "csv")

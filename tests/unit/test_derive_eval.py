@@ -5,9 +5,9 @@ against libpcp 6.0.3 and 6.3.8."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import io
 import math
+import os
 import re
 import struct
 from pathlib import Path
@@ -17,17 +17,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.io.archive import Archive
-from pcpconform.oracles.derive.bind import Bound, DeriveSemanticError, bind
-from pcpconform.oracles.derive.evaluate import (EMULATABLE, UNPREDICTABLE, DerivedSample, DerivedView,
-                                        Evaluator, bin_op, instance_order, timespec_seconds)
-from pcpconform.oracles.derive.parser import DeriveSyntaxError, parse
-from pcpconform.oracles.derive.profiles import PROFILES
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.oracles.interp.report import write_text
 from pcpconform.format.pmtypes import PmInDom, PmType, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
+from pcpconform.oracles.derive.bind import Bound, DeriveSemanticError, bind
+from pcpconform.oracles.derive.evaluate import (
+    EMULATABLE,
+    UNPREDICTABLE,
+    DerivedSample,
+    DerivedView,
+    Evaluator,
+    bin_op,
+    instance_order,
+    timespec_seconds,
+)
+from pcpconform.oracles.derive.parser import DeriveSyntaxError, parse
+from pcpconform.oracles.derive.profiles import PROFILES
+from pcpconform.oracles.interp.report import write_text
 
 P60 = PROFILES["pcp-6.0"]
 #: libpcp 6.3.8 is silent about unknown operands (see tests/test_derive_bind.py)

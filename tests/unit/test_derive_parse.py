@@ -16,15 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pcpconform.extra.derive_strategies import config_texts, expressions, patterns
 from pcpconform.oracles.derive import ast
 from pcpconform.oracles.derive.config import Registry, check_name, load_path, read_config
 from pcpconform.oracles.derive.ere import regcomp_error
 from pcpconform.oracles.derive.grammar import GRAMMAR, grammar_text, tables
 from pcpconform.oracles.derive.lexer import Lexer, Session
-from pcpconform.oracles.derive.parser import (MAX_STACK, DeriveSyntaxError, format_errmsg,
-                                      parse, unparse)
+from pcpconform.oracles.derive.parser import MAX_STACK, DeriveSyntaxError, format_errmsg, parse, unparse
 from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.extra.derive_strategies import config_texts, expressions, patterns
 from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -129,7 +129,7 @@ def test_emulate_choices_are_the_named_deviations() -> None:
     from pcpconform.oracles.interp.replay import DEVIATIONS
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command" or hasattr(a, "choices") and "interp" in (a.choices or {}))
+    sub = next(a for a in parser._actions if a.dest == "command" or (hasattr(a, "choices") and "interp" in (a.choices or {})))
     interp = sub.choices["interp"]
     emulate = next(a for a in interp._actions if a.dest == "emulate")
     assert set(emulate.choices) == {"all", *DEVIATIONS}

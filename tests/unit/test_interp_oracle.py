@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.io.archive import Archive
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.oracles.interp.replay import NoValue, interpolate
 from pcpconform.format.pmtypes import Timestamp
+from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.replay import NoValue, interpolate
 from tests.cli import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[2]

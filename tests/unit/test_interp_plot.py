@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from pcpconform.io.archive import Archive  # noqa: E402
-from pcpconform.fixtures.fixture import load_fixture, parse_fixture  # noqa: E402
-from pcpconform.fixtures.generate import generate_archive  # noqa: E402
-from pcpconform.oracles.interp.replay import NoValue, Replay  # noqa: E402
-from pcpconform.extra.plot import build_figure, panels, plot_replay  # noqa: E402
-from pcpconform.format.pmtypes import Timestamp  # noqa: E402
+from pcpconform.extra.plot import build_figure, panels, plot_replay
+from pcpconform.fixtures.fixture import load_fixture, parse_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.format.pmtypes import Timestamp
+from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.replay import NoValue, Replay
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1700000000

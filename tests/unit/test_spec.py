@@ -87,10 +87,10 @@ def test_tables_follow_the_schemas() -> None:
 def _dump_lines(fixture: str, base: Path) -> str:
     import io
 
-    from pcpconform.io.archive import Archive
     from pcpconform.dump.jsonl import write_jsonl
     from pcpconform.fixtures.fixture import load_fixture
     from pcpconform.fixtures.generate import generate_archive
+    from pcpconform.io.archive import Archive
 
     generate_archive(load_fixture(ROOT / "corpus" / "fixtures" / fixture), base)
     out = io.StringIO()

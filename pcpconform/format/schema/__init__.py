@@ -7,7 +7,7 @@ are written) are parameters of one declaration, never copies.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from construct import Construct
 
@@ -15,13 +15,33 @@ from pcpconform.format.schema.common import Framed
 from pcpconform.format.schema.index import INDEX_ENTRY_SIZE, index_entry
 from pcpconform.format.schema.label import LABEL_SIZE, PM_LOG_MAGIC, PM_LOG_VOL_META, PM_LOG_VOL_TI, label_payload
 from pcpconform.format.schema.meta import (
-    META_TYPE_NAMES, META_TYPES, TYPE_DESC, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_INDOM_V2,
-    TYPE_LABEL, TYPE_LABEL_V2, TYPE_TEXT, LabelSet, PmLabel, desc_payload, indom_payload,
-    labelset_payload, meta_payload, text_payload,
+    META_TYPE_NAMES,
+    META_TYPES,
+    TYPE_DESC,
+    TYPE_INDOM,
+    TYPE_INDOM_DELTA,
+    TYPE_INDOM_V2,
+    TYPE_LABEL,
+    TYPE_LABEL_V2,
+    TYPE_TEXT,
+    LabelSet,
+    PmLabel,
+    desc_payload,
+    indom_payload,
+    labelset_payload,
+    meta_payload,
+    text_payload,
 )
 from pcpconform.format.schema.result import (
-    PM_EVENT_FLAG_MISSED, RESULT_HEADER_SIZE, PmValue, PmValueBlock, PmValueSet, block_index,
-    block_offset, event_array, result_payload,
+    PM_EVENT_FLAG_MISSED,
+    RESULT_HEADER_SIZE,
+    PmValue,
+    PmValueBlock,
+    PmValueSet,
+    block_index,
+    block_offset,
+    event_array,
+    result_payload,
 )
 
 __all__ = [
@@ -65,7 +85,7 @@ class ArchiveStructs:
         self.text = text_payload()
 
 
-@lru_cache(maxsize=None)
+@cache
 def structs(version: int) -> ArchiveStructs:
     """The shared ArchiveStructs of a version (schemas are immutable, so one is enough)."""
     return ArchiveStructs(version)

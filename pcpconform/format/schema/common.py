@@ -12,8 +12,19 @@ import io
 from typing import Any
 
 from construct import (
-    Adapter, Bytes, Computed, Construct, Int32sb, Int32ub, Int64sb, Renamed, Struct,
-    StreamError, stream_read, stream_tell, stream_write,
+    Adapter,
+    Bytes,
+    Computed,
+    Construct,
+    Int32sb,
+    Int32ub,
+    Int64sb,
+    Renamed,
+    StreamError,
+    Struct,
+    stream_read,
+    stream_tell,
+    stream_write,
 )
 
 from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits, Timestamp

@@ -8,12 +8,28 @@ the last field, kept so that a rebuild loses nothing.
 from __future__ import annotations
 
 from construct import (
-    Array, Bytes, Computed, Construct, GreedyBytes, Int8ub, Int16ub, Int32sb, Int32ub, Prefixed,
-    PrefixedArray, Switch, this,
+    Array,
+    Bytes,
+    Computed,
+    Construct,
+    GreedyBytes,
+    Int8ub,
+    Int16ub,
+    Int32sb,
+    Int32ub,
+    Prefixed,
+    PrefixedArray,
+    Switch,
+    this,
 )
 
 from pcpconform.format.schema.common import (
-    DocStruct, PmIDField, PmInDomField, PmUnitsField, RemainingBytes, timestamp_field,
+    DocStruct,
+    PmIDField,
+    PmInDomField,
+    PmUnitsField,
+    RemainingBytes,
+    timestamp_field,
 )
 
 __all__ = [

@@ -11,11 +11,25 @@ therefore reads them as one run to the end of the payload, each with its padding
 from __future__ import annotations
 
 from construct import (
-    Array, Bytes, Construct, If, Int8ub, Int24ub, Int32sb, Int32ub, this,
+    Array,
+    Bytes,
+    Construct,
+    If,
+    Int8ub,
+    Int24ub,
+    Int32sb,
+    Int32ub,
+    this,
 )
 
 from pcpconform.format.schema.common import (
-    DocStruct, PmIDField, RemainingBytes, TimespecTS16, TimevalT2, ToEnd, timestamp_field,
+    DocStruct,
+    PmIDField,
+    RemainingBytes,
+    TimespecTS16,
+    TimevalT2,
+    ToEnd,
+    timestamp_field,
 )
 
 __all__ = [

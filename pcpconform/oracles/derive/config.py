@@ -14,12 +14,13 @@ from __future__ import annotations
 import errno as _errno
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pcpconform.oracles.derive import ast
-from pcpconform.oracles.derive.parser import DeriveSyntaxError, parse
 from pcpconform.oracles.derive.lexer import Session
+from pcpconform.oracles.derive.parser import DeriveSyntaxError, parse
 from pcpconform.oracles.derive.profiles import Profile
 
 __all__ = ["Definition", "ConfigResult", "Registry", "read_config", "load_path", "check_name"]

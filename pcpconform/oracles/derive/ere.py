@@ -215,7 +215,7 @@ def _dup(s: _Scanner, tok: tuple[int, int]) -> tuple[int, int]:
         raise _Fail("EBRACE" if t[0] == END else "BADBR")
     if (end != -1 and start > end) or t[0] != CLOSE_DUP:
         raise _Fail("BADBR")
-    if RE_DUP_MAX < (start if end == -1 else end):
+    if (start if end == -1 else end) > RE_DUP_MAX:
         raise _Fail("ESIZE")
     return s.fetch()
 

@@ -24,14 +24,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp.replay import NoValue, Replay, Sample
-from pcpconform.format.pmtypes import PM_IN_NULL, PmID, PmInDom, PmSem, PmType, Timestamp
 from pcpconform.format.cnum import INTEGER_TYPES, NUMERIC_TYPES, f32, int_to_f32, long_double_seconds, wrap, wrap_type
+from pcpconform.format.pmtypes import PM_IN_NULL, PmID, PmInDom, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.bind import Bound, BoundNode, promote
 from pcpconform.oracles.derive.profiles import Profile
 from pcpconform.oracles.derive.units import ConvScaleError, conv_scale
+from pcpconform.oracles.interp.replay import NoValue, Replay, Sample
 
 __all__ = ["Evaluator", "DerivedSample", "DerivedView", "Unpredictable", "UNPREDICTABLE", "DEVIATIONS",
            "EMULATABLE", "instance_order", "derived_pmid"]
@@ -61,9 +61,9 @@ PM_ERR_INDOM_LOG = -12379
 class Unpredictable:
     """A value (or instance) libpcp takes from uninitialised memory."""
 
-    _instance: "Unpredictable | None" = None
+    _instance: Unpredictable | None = None
 
-    def __new__(cls) -> "Unpredictable":
+    def __new__(cls) -> Unpredictable:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -535,8 +535,8 @@ class Evaluator:
         """delta()/rate() over a node that never saves a previous sample."""
         assert node.left is not None
         child = node.left
-        if child.kind == "DEFINED" or child.kind == "FILTERINST" and child.left is not None \
-                and child.left.exact:
+        if child.kind == "DEFINED" or (child.kind == "FILTERINST" and child.left is not None \
+                and child.left.exact):
             return self._hit("no-history")
         if child.kind == "INSTANT":
             self._hit("instant-history")

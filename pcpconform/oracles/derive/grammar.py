@@ -292,7 +292,7 @@ def _default_reduction(row: dict, reductions: set[int]) -> int | None:
     return next(n for n, c in counts.items() if c == best) if best else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tables(profile: Profile) -> Tables:
     """The parse tables of ``profile``'s grammar (computed once, then cached)."""
     lark_rules, rules = _rules(grammar_text(profile))

@@ -102,7 +102,7 @@ class _Crash(Exception):
     """libpcp would kill the process here."""
 
 
-def _gramerr(state: "_Parse", phrase: str, follow: str | None, arg: str) -> None:
+def _gramerr(state: _Parse, phrase: str, follow: str | None, arg: str) -> None:
     if state.errmsg is None:
         msg = f"{phrase} '{arg}'" if follow is None else f"{phrase} expected to {follow} {arg}"
         # libpcp formats into a 256-byte buffer

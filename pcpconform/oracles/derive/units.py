@@ -9,10 +9,9 @@ floating-point arithmetic (spec/derive.md, DERIVE-EVAL-13).
 
 from __future__ import annotations
 
-
 from pcpconform.errors import ConvScaleError
-from pcpconform.format.pmtypes import PmType, PmUnits
 from pcpconform.format.cnum import f32, int_to_f32, wrap
+from pcpconform.format.pmtypes import PmType, PmUnits
 from pcpconform.format.values import F32
 from pcpconform.oracles.derive.units_str import UnitsError, parse_units_str
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from pcpconform.io.archive import Archive
-from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.cnum import NUMERIC_TYPES, c_int, c_uint, f32, long_double_seconds, round_bits, wrap
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 

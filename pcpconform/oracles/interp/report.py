@@ -7,10 +7,10 @@ import csv
 import json
 from typing import Any, TextIO
 
-from pcpconform.io.archive import Archive
 from pcpconform.dump.jsonl import typed_value
 from pcpconform.dump.text import value_text, when_text
 from pcpconform.format.pmtypes import PmID, PmSem, PmType
+from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
 __all__ = ["samples_json", "write_json", "write_text", "write_csv"]

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
 from pcpconform.format.cnum import NUMERIC_TYPES
+from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
 
 _EXACT_INT = 1 << 52            # integer counter values within this stay exact in doubles

@@ -22,8 +22,9 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "HAVE_LIBPCP",

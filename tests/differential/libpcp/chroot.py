@@ -25,8 +25,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from . import bridge
 
@@ -66,7 +66,7 @@ def _probe() -> bool:
 HAVE_TRIXIE: bool = _probe()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pcp_version() -> str:
     """The chroot's PCP version as ``pmdumplog --version`` reports it, e.g. "6.3.8"."""
     proc = subprocess.run(_chroot_cmd("/usr/bin/pmdumplog", "--version"),

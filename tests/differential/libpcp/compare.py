@@ -6,9 +6,9 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from pcpconform.io.archive import Archive
 from pcpconform.format.pmtypes import PmID, PmType
 from pcpconform.format.values import F32
+from pcpconform.io.archive import Archive
 from tests.differential.libpcp import bridge
 
 
