@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything (venv, packages, the three reference libpcps) and run the test suite.
+# Set up everything (venv, packages, the three reference libpcps), run the test suite, then
+# ruff and mypy.
 # As root it installs Debian's PCP 6.0.3 on the host and Debian trixie's (6.3.x) and sid's
 # (7.x) PCP in debootstrap chroots; each step does nothing when already done. In CI
 # (CI=true) a missing reference fails the run: differential tests never skip.
@@ -18,4 +19,8 @@ if [ "$(id -u)" = 0 ]; then
     done
 fi
 bash tools/setup.sh
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+if [ $# -eq 0 ]; then       # the whole suite: the linters too (config in pyproject.toml)
+    .venv/bin/ruff check --quiet pcpconform tests benchmarks
+    .venv/bin/mypy
+fi
