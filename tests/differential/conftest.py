@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.differential.guards import skip_is_failure
 from tests.differential.libpcp import pmlogger
 from tests.differential.libpcp.referees import REFEREES, Referee
 
@@ -33,7 +34,7 @@ def referee(request: pytest.FixtureRequest) -> Referee:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
     outcome = yield
     report = outcome.get_result()
-    if CI and report.skipped and "tests/differential/" in str(item.path).replace(os.sep, "/"):
+    if report.skipped and skip_is_failure(str(item.path), ci=CI):
         report.outcome = "failed"
         report.longrepr = f"a differential test may not skip in CI: {report.longrepr}"
 
