@@ -119,9 +119,9 @@ class Bound:
         def visit(node: BoundNode | None) -> None:
             if node is None or node.kind in ("NOVALUE", "INTEGER", "DOUBLE"):
                 return
-            if node.kind == "NAME" and node.pmid is not None and node.derived is None:
-                if node.pmid not in out:
-                    out.append(node.pmid)
+            if node.kind == "NAME" and node.pmid is not None and node.derived is None \
+                    and node.pmid not in out:
+                out.append(node.pmid)
             visit(node.left)
             visit(node.right)
         visit(self.root)

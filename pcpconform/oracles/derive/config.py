@@ -335,7 +335,7 @@ class _File:
             if c == delim:
                 break
             v.append(c)
-        six = self.profile.name == "pcp-6.0"
+        six = self.profile.syntax == "pcp-6.0"
         if six and xtralines > 1:
             self.lineno += xtralines - 1        # 6.0.3 counts here (and misses one line)
         result: bytes | None

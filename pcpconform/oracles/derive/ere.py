@@ -169,9 +169,8 @@ def _bracket(s: _Scanner) -> None:
         elif start[0] in ("equiv", "coll"):
             if len(start[1]) != 1:          # type: ignore[arg-type]
                 raise _Fail("ECOLLATE")
-        elif start[0] == "class":
-            if start[1] not in _CLASSES:
-                raise _Fail("ECTYPE")
+        elif start[0] == "class" and start[1] not in _CLASSES:
+            raise _Fail("ECTYPE")
         if tok[0] == "end":
             raise _Fail("EBRACK")
         if tok[0] == "close":

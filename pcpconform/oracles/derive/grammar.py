@@ -194,7 +194,7 @@ def grammar_text(profile: Profile) -> str:
     out = []
     for line in GRAMMAR.splitlines():
         m = _TAG.search(line)
-        if m and m.group(1) != profile.name:
+        if m and m.group(1) != profile.syntax:
             continue
         out.append(line)
     return "\n".join(out) + "\n"

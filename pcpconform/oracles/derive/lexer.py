@@ -93,8 +93,8 @@ class Lexer:
     def __init__(self, data: bytes, profile: Profile, session: Session):
         nul = data.find(b"\0")
         self.data = data if nul < 0 else data[:nul]
-        self.funcs = FUNCTIONS[profile.name]
-        self.reserved = RESERVED[profile.name]
+        self.funcs = FUNCTIONS[profile.syntax]
+        self.reserved = RESERVED[profile.syntax]
         self.session = session
         self.i = 0              # libpcp's "string": next byte to read
         self.peek = 0           # libpcp's "lexpeek" (0: none, so a NUL cannot be pushed back)

@@ -118,7 +118,7 @@ class _Parse:
         self.lexer = Lexer(data, profile, session)
         self.t: Tables = tables(profile)
         self.tree_reset = False     # yyerror() was called: libpcp's parse_tree = NULL
-        self.gramerr = dict(_GRAMERR, **_GRAMERR_BY_PROFILE[profile.name])
+        self.gramerr = dict(_GRAMERR, **_GRAMERR_BY_PROFILE[profile.syntax])
 
     @property
     def errmsg(self) -> str | None:

@@ -6,7 +6,7 @@ and the evaluator consult it wherever versions differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["Profile", "PROFILES", "profile"]
 
@@ -24,24 +24,30 @@ class Profile:
     reject_nested: bool
     #: rate() omits decreasing COUNTER instances, except PM_TYPE_32 (6.2.1)
     rate_drops_decreases: bool
-    #: an unknown operand metric is reported as a semantic error (7.1.0; measured: 6.3.8
-    #: is as silent as 6.0.3)
+    #: an unknown operand metric is reported as a semantic error "operand NAME: Unknown
+    #: operand metric" (measured: 7.2.2 reports it; 6.0.3 and 6.3.8 are silent)
     report_unknown_operand: bool
-    #: indoms related by __pmEquivInDom count as the same (6.0.4)
-    equivalent_indoms: bool
     #: (expr)[inst] and scalar() of an empty set behave (6.1.1)
     instance_fixes: bool
+    #: the grammar and lexicon generation (spec/derive-grammar.md tags its lines with it)
+    syntax: str
+    #: the interpolation rule set (pcpconform.oracles.interp) of the same libpcp
+    interp_rules: str
 
+
+_P63 = Profile("pcp-6.3", expr_args=True, novalue=True, continuation=True,
+               reject_nested=True, rate_drops_decreases=True,
+               report_unknown_operand=False, instance_fixes=True, syntax="pcp-6.3",
+               interp_rules="pcp-6.3")
 
 PROFILES: dict[str, Profile] = {
     "pcp-6.0": Profile("pcp-6.0", expr_args=False, novalue=False, continuation=False,
                        reject_nested=False, rate_drops_decreases=False,
-                       report_unknown_operand=False, equivalent_indoms=False,
-                       instance_fixes=False),
-    "pcp-6.3": Profile("pcp-6.3", expr_args=True, novalue=True, continuation=True,
-                       reject_nested=True, rate_drops_decreases=True,
-                       report_unknown_operand=False, equivalent_indoms=True,
-                       instance_fixes=True),
+                       report_unknown_operand=False, instance_fixes=False,
+                       syntax="pcp-6.0", interp_rules="pcp-6.0"),
+    "pcp-6.3": _P63,
+    # measured against libpcp 7.2.2 (DERIVE-VER-3..): only the switches that differ
+    "pcp-7": replace(_P63, name="pcp-7", report_unknown_operand=True),
 }
 
 

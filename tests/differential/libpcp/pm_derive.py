@@ -3,8 +3,8 @@
 
 Usage:  /usr/bin/python3 pm_derive.py REQUEST.json [BASE]
 
-Runs under a system python with the PCP bindings (Debian's 6.0.3 on the host, or 6.3.x
-in the trixie chroot), never the project venv. $PCP_DERIVED_CONFIG is set to "" before
+Runs under a referee's system python with the PCP bindings (Debian's 6.0.3 on the host,
+6.3.x and 7.x in chroots), never the project venv. $PCP_DERIVED_CONFIG is set to "" before
 libpcp is loaded, so only the metrics of the request exist.
 
 REQUEST (JSON, every key optional):
@@ -140,12 +140,16 @@ def replay(ctx, bound, schedule):
     arr = (ctypes.c_uint * len(pmids))(*pmids)
     sign = -1 if delta_ns < 0 else 1
     delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
-    ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
+    # PCP 6 has the high-resolution calls under their own names; PCP 7's plain ones are them
+    set_mode = getattr(ctx, "pmSetModeHighRes", None) or ctx.pmSetMode
+    fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
+    free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
+    set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
     t = sec * 10**9 + nsec
     for _ in range(count):
         entry = {"time": [t // 10**9, t % 10**9], "eol": False, "error": None, "values": {}}
         try:
-            r = ctx.pmFetchHighRes(arr)
+            r = fetch(arr)
         except pmapi.pmErr as exc:
             if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
                 entry["eol"] = True
@@ -162,7 +166,7 @@ def replay(ctx, bound, schedule):
                 vl = res.get_vlist(k, j)
                 vals.append([vl.inst, encode_value(vs.valfmt, vl, types[vs.pmid])])
             entry["values"][by_pmid[vs.pmid]] = {"numval": vs.numval, "values": vals}
-        ctx.pmFreeHighResResult(r)
+        free(r)
         samples.append(entry)
         t += delta_ns
     return samples

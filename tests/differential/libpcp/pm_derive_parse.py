@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Ask the real libpcp how it parses derived-metric expressions and config files.
 
-Runs under the system python (PCP 6.0.3 on the host, 6.3.x in the trixie chroot) and
-uses ctypes on libpcp.so.3 only. Reads one JSON request (from the file named by the
+Runs under a referee's system python (PCP 6.0.3 on the host, 6.3.x and 7.x in chroots)
+and uses ctypes on libpcp only. Reads one JSON request (from the file named by the
 first argument, else stdin) and prints one JSON answer.
 
 Requests:
@@ -29,6 +29,7 @@ An expression E is a JSON string, or ``{"hex": "..."}`` for arbitrary bytes.
 """
 
 import ctypes
+import ctypes.util
 import json
 import os
 import shutil
@@ -42,7 +43,20 @@ PM_TEXT_ONELINE = 1
 PM_TEXT_HELP = 2
 PM_TEXT_DIRECT = 16
 
-lib = ctypes.CDLL("libpcp.so.3")
+
+
+def _libpcp():
+    # libpcp.so.3 up to PCP 6, libpcp.so.4 from PCP 7
+    for name in ("libpcp.so.4", "libpcp.so.3", ctypes.util.find_library("pcp")):
+        if name:
+            try:
+                return ctypes.CDLL(name)
+            except OSError:
+                continue
+    raise SystemExit("no libpcp")
+
+
+lib = _libpcp()
 libc = ctypes.CDLL(None)
 lib.pmRegisterDerived.restype = ctypes.c_void_p
 lib.pmRegisterDerived.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
