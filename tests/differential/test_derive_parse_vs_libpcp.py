@@ -1,19 +1,25 @@
-"""The derived-metric parser and config reader against the real libpcp (spec/derive-grammar.md).
+"""The derived-metric parser and config reader against each real libpcp (the ``referee``
+fixture: 6.0.3, 6.3.8, 7.x; spec/derive-grammar.md).
 
-libpcp 6.0.3 on the host models the ``pcp-6.0`` profile, libpcp 6.3.x in the trixie
-chroot the ``pcp-6.3`` profile. Each test sends many texts to one libpcp process
-(tests/differential/libpcp/derive_bridge.py). The property tests run their examples twice with the
-same derandomised seed: once to collect the texts and ask libpcp about all of them in one
-batch, then to compare; a text not in the batch (while shrinking) is asked on its own.
-Set PCPCONFORM_DERIVE_EXAMPLES to run more examples (default 300 per version).
+Each test sends many texts to one libpcp process (tests/differential/libpcp/
+derive_bridge.py), each from a fresh parser state. When a batch kills libpcp, it is
+bisected (tests/differential/libpcp/crashes.py) so that only the texts that kill it are
+left out, and each of those must be one the parser says aborts (DERIVE-SYN-7, -10) with
+SIGABRT; a text the parser says aborts must kill libpcp. The property tests run their
+examples twice with the same derandomised seed: once to collect the texts and ask libpcp
+about all of them in one batch, then to compare. Set PCPCONFORM_DERIVE_EXAMPLES to run
+more examples (default 300 per referee).
 """
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
+import signal
+import struct
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,18 +28,24 @@ from hypothesis import strategies as st
 from pcpconform.extra.derive_strategies import config_texts, expressions, patterns, units_strings, valid_expressions
 from pcpconform.oracles.derive.config import load_path, read_config
 from pcpconform.oracles.derive.parser import DeriveSyntaxError, Session, format_errmsg, parse, unparse
-from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.oracles.derive.units_str import UnitsError, parse_units_str
-from tests.conftest import needs_libpcp
-from tests.differential.libpcp import bridge, derive_bridge
-from tests.unit.test_derive_parse import SHAPES, SYNTAX_ERRORS
+from pcpconform.oracles.derive.profiles import PROFILES, Profile
+from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
+from tests.derive_cases import rows_for
+from tests.differential.libpcp import derive_bridge, derive_eval_bridge
+from tests.differential.libpcp.crashes import isolate
+from tests.differential.libpcp.referees import Referee
 
-pytestmark = [pytest.mark.libpcp, needs_libpcp]
+pytestmark = [pytest.mark.libpcp]
 
 EXAMPLES = int(os.environ.get("PCPCONFORM_DERIVE_EXAMPLES", "300"))
-VERSIONS = [pytest.param(v, marks=pytest.mark.skipif(not derive_bridge.available(v),
-                                                      reason=f"no libpcp {v}"))
-            for v in derive_bridge.VERSIONS]
+SIGABRT = -signal.SIGABRT
+Text = str | bytes
+
+
+def _profile(referee: Referee) -> Profile:
+    return PROFILES[referee.derive_profile]
+
+
 #: put libpcp back into a fresh process's state: clear the matchinst mode (a completed
 #: matchinst() call, DERIVE-LEX-11), then its saved tree (a reported syntax error, DERIVE-SYN-9)
 RESET = ["matchinst(/r/, r)", ")"]
@@ -65,65 +77,75 @@ EXTRA: list[str | bytes] = [
 ]
 
 
-def _mine(text: str | bytes, profile, session: Session) -> dict:
+def _mine(text: Text, profile: Profile, session: Session) -> dict[str, Any]:
     try:
         parse(text, profile, session)
     except DeriveSyntaxError as e:
+        if e.aborts:
+            return {"crash": SIGABRT}
         return {"ok": False, "pos": e.pos, "msg": e.message if e.has_message else None}
     return {"ok": True, "pos": None, "msg": None}
 
 
-def _aborts(text: str | bytes, profile) -> bool:
-    try:
-        parse(text, profile)
-    except DeriveSyntaxError as e:
-        return e.aborts
-    return False
+def fresh(texts: list[Text], referee: Referee) -> dict[Text, dict[str, Any]]:
+    """libpcp's verdict on each text from a fresh parser state, one process per batch of
+    2000; a text that kills libpcp (found by bisection) gets {"crash": returncode}."""
+    out: dict[Text, dict[str, Any]] = {}
+    todo = list(dict.fromkeys(texts))
+
+    def run(ts: list[Text]) -> list[dict[str, Any]]:
+        return derive_bridge.register([x for t in ts for x in (*RESET, t)], referee)[2::3]
+
+    for i in range(0, len(todo), 2000):
+        answer, alive, crashes = isolate(run, todo[i:i + 2000])
+        out.update(zip(alive, answer))
+        for c in crashes:
+            out.update({t: {"crash": c.returncode} for t in c.items})
+    return out
 
 
-def _compare(texts: list, version: str) -> list[str]:
-    """Run ``texts`` in order through libpcp and through the parser with one Session."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    real = derive_bridge.register(texts, version)
+def _sequence(texts: list[Text], referee: Referee) -> list[str]:
+    """Run ``texts`` in order through libpcp and the parser with one Session."""
+    profile = _profile(referee)
+    real = derive_bridge.register(texts, referee)
     session = Session()
     return [f"{t!r}: libpcp {r}, pcpconform {m}" for t, r in zip(texts, real)
             if r != (m := _mine(t, profile, session))]
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_hand_table(version: str) -> None:
+def _table_texts() -> list[Text]:
+    return [r["text"] for r in rows_for("syntax-errors")] + \
+        [r["text"] for r in rows_for("shapes")] + EXTRA
+
+
+def test_hand_table(referee: Referee) -> None:
     """Every text of the tables, each from a fresh state; pinned values are libpcp's
-    (DERIVE-LEX-*, DERIVE-SYN-2..-17)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    texts = [t for t, *_ in SYNTAX_ERRORS] + [t for t, *_ in SHAPES] + EXTRA
-    texts = [t for t in texts if not _aborts(t, profile)]
-    batch = [x for t in texts for x in (*RESET, t)]
-    assert _compare(batch, version) == []
-    real = derive_bridge.register(batch, version)[2::3]
-    got = dict(zip(texts, real))
-    for text, names, pos, message in SYNTAX_ERRORS:
-        if profile.name in names:
-            assert got[text] == {"ok": False, "pos": pos, "msg": message}, text
-    for text, names, _ in SHAPES:
-        if profile.name in names:
-            assert got[text]["ok"], text
+    (DERIVE-LEX-*, DERIVE-SYN-2..-17). The texts that kill libpcp are exactly those the
+    parser says abort (DERIVE-SYN-7, -10)."""
+    profile = _profile(referee)
+    got = fresh(_table_texts(), referee)
+    assert [f"{t!r}: libpcp {r}, pcpconform {m}" for t, r in got.items()
+            if r != (m := _mine(t, profile, Session()))] == []
+    for r in rows_for("syntax-errors", profile.name):
+        assert got[r["text"]] == {"ok": False, "pos": r["pos"], "msg": r["msg"]}, r["text"]
+    for r in rows_for("shapes", profile.name):
+        assert got[r["text"]]["ok"], r["text"]
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_sequence_with_carried_state(version: str) -> None:
-    """The same texts in one sequence, so that state carries over (DERIVE-LEX-11, DERIVE-SYN-9)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    texts = [t for t in EXTRA + [t for t, *_ in SYNTAX_ERRORS] if not _aborts(t, profile)]
-    assert _compare(texts, version) == []
+def test_sequence_with_carried_state(referee: Referee) -> None:
+    """The same texts in one sequence, so that state carries over (DERIVE-LEX-11,
+    DERIVE-SYN-9); the texts that kill this libpcp from a fresh state are left out."""
+    texts = EXTRA + [r["text"] for r in rows_for("syntax-errors")]
+    got = fresh(texts, referee)
+    assert _sequence([t for t in texts if "crash" not in got[t]], referee) == []
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_register_derived_metric_message(version: str) -> None:
+def test_register_derived_metric_message(referee: Referee) -> None:
     """pmRegisterDerivedMetric's *errmsg (DERIVE-SYN-17)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
+    profile = _profile(referee)
     texts = ["a +", "", "+a", "1e3", "sum (x)", "a", "a b", "   ", "a\tb", "(",
              "matchinst(/[/, a)", "mkconst(1.5, type=32)", "a[é] + é"]
-    real = derive_bridge.errmsg(texts, version)
+    real = derive_bridge.errmsg(texts, referee)
     session = Session()
     for k, (text, r) in enumerate(zip(texts, real)):
         try:
@@ -134,15 +156,26 @@ def test_register_derived_metric_message(version: str) -> None:
         assert mine == r, text
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-@pytest.mark.parametrize("text", ["anon(foo)", 'rescale(x, "time-9 / sec")', 'mkconst(1, units="time-7^0")'])
-def test_inputs_that_abort_libpcp(version: str, text: str) -> None:
-    """The parser flags the texts on which libpcp kills the process (DERIVE-SYN-7, -10)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    assert _aborts(text, profile)
-    with pytest.raises(bridge.LibpcpError) as info:
-        derive_bridge.register([text], version)
-    assert info.value.returncode == -6          # SIGABRT
+#: texts known to abort some libpcp; with every text of the tables the parser flags
+ABORTS = ["anon(foo)", 'rescale(x, "time-9 / sec")', 'mkconst(1, units="time-7^0")',
+          'rescale(x, "time-6^2 / time-8")']
+
+
+def test_inputs_that_abort_libpcp(referee: Referee) -> None:
+    """Each text the parser flags as aborting under any profile, alone in a process: it
+    kills this libpcp with SIGABRT exactly when the parser says so under its profile
+    (DERIVE-SYN-7, DERIVE-SYN-10, DERIVE-VER-5)."""
+    profile = _profile(referee)
+    flagged = [t for t in dict.fromkeys(ABORTS + _table_texts())
+               if any(_mine(t, p, Session()).get("crash") for p in PROFILES.values())]
+    assert len(flagged) >= len(ABORTS)
+    for text in flagged:
+        try:
+            derive_bridge.register([text], referee)
+            got = None
+        except derive_bridge.LibpcpError as exc:
+            got = exc.returncode
+        assert got == _mine(text, profile, Session()).get("crash"), text
 
 
 # --- property tests with batched libpcp answers ----------------------------------------------
@@ -150,28 +183,25 @@ def test_inputs_that_abort_libpcp(version: str, text: str) -> None:
 class _Oracle:
     """libpcp's verdict per text, from a fresh state, asked in batches."""
 
-    def __init__(self, version: str):
-        self.version = version
-        self.cache: dict = {}
-        self.wanted: list = []
+    def __init__(self, referee: Referee):
+        self.referee = referee
+        self.cache: dict[Text, dict[str, Any]] = {}
+        self.wanted: list[Text] = []
         self.collecting = False
 
     def prefetch(self) -> None:
         todo = [t for t in dict.fromkeys(self.wanted) if t not in self.cache]
         self.wanted = []
-        for i in range(0, len(todo), 2000):
-            chunk = todo[i:i + 2000]
-            real = derive_bridge.register([x for t in chunk for x in (*RESET, t)], self.version)
-            self.cache.update(zip(chunk, real[2::3]))
+        self.cache.update(fresh(todo, self.referee))
 
-    def __call__(self, text):
+    def __call__(self, text: Text) -> dict[str, Any]:
         if text not in self.cache:
             self.wanted.append(text)
             self.prefetch()
         return self.cache[text]
 
 
-def _two_phase(oracle: _Oracle, test) -> None:
+def _two_phase(oracle: _Oracle, test: Callable[[], None]) -> None:
     oracle.collecting = True
     test()
     oracle.prefetch()
@@ -179,16 +209,9 @@ def _two_phase(oracle: _Oracle, test) -> None:
     test()
 
 
-def _check_text(oracle: _Oracle, profile, text) -> None:
-    try:
-        tree = parse(text, profile)
-        mine = {"ok": True, "pos": None, "msg": None}
-    except DeriveSyntaxError as e:
-        if e.aborts:
-            return
-        tree = None
-        mine = {"ok": False, "pos": e.pos, "msg": e.message if e.has_message else None}
-    printed = unparse(tree) if tree is not None else None
+def _check_text(oracle: _Oracle, profile: Profile, text: Text) -> None:
+    mine = _mine(text, profile, Session())
+    printed = unparse(parse(text, profile)) if mine.get("ok") else None
     if oracle.collecting:
         oracle.wanted += [text] + ([printed] if printed is not None else [])
         return
@@ -203,11 +226,10 @@ _SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, dat
                      suppress_health_check=list(HealthCheck))
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_generated_expressions(version: str) -> None:
+def test_generated_expressions(referee: Referee) -> None:
     """Grammar-generated texts with injected faults (DERIVE-SYN-*, DERIVE-LEX-*)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    oracle = _Oracle(version)
+    profile = _profile(referee)
+    oracle = _Oracle(referee)
 
     @_SETTINGS
     @given(expressions(profile))
@@ -217,11 +239,10 @@ def test_generated_expressions(version: str) -> None:
     _two_phase(oracle, run)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_generated_valid_expressions(version: str) -> None:
+def test_generated_valid_expressions(referee: Referee) -> None:
     """Well-formed texts; accepted trees print back to texts libpcp accepts (DERIVE-SYN-2..-4)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    oracle = _Oracle(version)
+    profile = _profile(referee)
+    oracle = _Oracle(referee)
 
     @_SETTINGS
     @given(valid_expressions(profile, 5))
@@ -231,11 +252,10 @@ def test_generated_valid_expressions(version: str) -> None:
     _two_phase(oracle, run)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_generated_bytes(version: str) -> None:
+def test_generated_bytes(referee: Referee) -> None:
     """Arbitrary bytes, including NUL, 0xff and non-ASCII (DERIVE-LEX-1..-3)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    oracle = _Oracle(version)
+    profile = _profile(referee)
+    oracle = _Oracle(referee)
     pieces = st.one_of(st.binary(min_size=1, max_size=1),
                        st.sampled_from([b"sum(", b"matchinst(", b"mkconst(", b"novalue(", b"type",
                                         b"/a/", b'"sec"', b"[x]", b"4294967296", b"\xff", b"a"]))
@@ -248,12 +268,11 @@ def test_generated_bytes(version: str) -> None:
     _two_phase(oracle, run)
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_generated_patterns_and_units(version: str) -> None:
+def test_generated_patterns_and_units(referee: Referee) -> None:
     """matchinst patterns through glibc's regcomp and units through pmParseUnitsStr, as
     parsed by each libpcp (DERIVE-SYN-10, -11)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    oracle = _Oracle(version)
+    profile = _profile(referee)
+    oracle = _Oracle(referee)
 
     @_SETTINGS
     @given(st.one_of(
@@ -266,42 +285,54 @@ def test_generated_patterns_and_units(version: str) -> None:
     _two_phase(oracle, run)
 
 
-def _host_pmparseunitsstr():
-    lib = ctypes.CDLL("libpcp.so.3")
-    lib.pmParseUnitsStr.argtypes = [ctypes.c_char_p, ctypes.c_void_p,
-                                    ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_char_p)]
-
-    def call(s: bytes):
-        u, m, e = ctypes.c_uint32(), ctypes.c_double(), ctypes.c_char_p()
-        if lib.pmParseUnitsStr(s, ctypes.byref(u), ctypes.byref(m), ctypes.byref(e)) < 0:
-            return ("error", e.value.decode())
-        v = u.value          # pmUnits bit fields, x86-64 order: pad:8 then from bit 8 upwards
-
-        def sgn(x: int) -> int:
-            return x - 16 if x >= 8 else x
-        return ("ok", sgn(v >> 28 & 15), sgn(v >> 24 & 15), sgn(v >> 20 & 15),
-                v >> 16 & 15, v >> 12 & 15, sgn(v >> 8 & 15), m.value)
-    return call
-
-
-@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(units_strings())
-def test_units_against_pmparseunitsstr(text: str) -> None:
-    """units_str.parse_units_str is libpcp 6.0.3's pmParseUnitsStr (DERIVE-SYN-10)."""
-    real = _PMPARSE(text.encode())
+def _units_mine(text: str, asserts: bool) -> tuple[Any, ...]:
     try:
-        u = parse_units_str(text)
-        mine = ("ok", u.dim_space, u.dim_time, u.dim_count, u.scale_space, u.scale_time,
-                u.scale_count, u.multiplier)
+        u = parse_units_str(text, asserts=asserts)
+    except UnitsAbort:
+        return ("crash", SIGABRT)
     except UnitsError as e:
-        mine = ("error", e.message)
-    assert real[:7] == mine[:7]
-    if real[0] == "ok":
-        assert real[7] == mine[7] or (math.isnan(real[7]) and math.isnan(mine[7])) \
-            or math.isclose(real[7], mine[7], rel_tol=1e-12)
+        return ("error", e.message)
+    return ("ok", u.dim_space, u.dim_time, u.dim_count, u.scale_space, u.scale_time,
+            u.scale_count, u.multiplier, u.multiplier_known)
 
 
-_PMPARSE = _host_pmparseunitsstr() if bridge.HAVE_LIBPCP else None
+def _units_theirs(reply: dict[str, Any]) -> tuple[Any, ...]:
+    if "error" in reply:
+        return ("error", reply["error"])
+    word = reply["word"]       # pmUnits bit fields, x86-64 order: pad:8 then from bit 8 upwards
+
+    def sgn(x: int) -> int:
+        return x - 16 if x >= 8 else x
+    mult = struct.unpack(">d", bytes.fromhex(reply["mult"][4:]))[0]
+    return ("ok", sgn(word >> 28 & 15), sgn(word >> 24 & 15), sgn(word >> 20 & 15),
+            word >> 16 & 15, word >> 12 & 15, sgn(word >> 8 & 15), mult)
+
+
+def test_units_against_pmparseunitsstr(referee: Referee) -> None:
+    """units_str.parse_units_str is each libpcp's pmParseUnitsStr, for 2000 generated
+    strings (DERIVE-SYN-10); strings that kill libpcp are those it says abort."""
+    asserts = _profile(referee).units_asserts
+    texts: list[str] = []
+
+    @settings(max_examples=2000, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(units_strings())
+    def collect(text: str) -> None:
+        texts.append(text)
+
+    collect()
+    texts = list(dict.fromkeys(texts))
+    answer, alive, crashes = isolate(
+        lambda ts: derive_eval_bridge.pm_derive(referee, {"units": ts})["units"], texts)
+    for c in crashes:
+        for text in c.items:
+            assert _units_mine(text, asserts) == ("crash", c.returncode), text
+    for text, reply in zip(alive, answer):
+        mine, real = _units_mine(text, asserts), _units_theirs(reply)
+        assert real[:7] == mine[:7], text
+        if real[0] == "ok" and mine[8]:
+            assert real[7] == mine[7] or (math.isnan(real[7]) and math.isnan(mine[7])) \
+                or math.isclose(real[7], mine[7], rel_tol=1e-12), text
 
 
 # --- configuration files ---------------------------------------------------------------------
@@ -335,30 +366,28 @@ CONFIGS: list[str | bytes] = [
 ]
 
 
-def _config_mine(text, profile) -> dict:
+def _config_mine(text: Text, profile: Profile) -> dict[str, Any]:
+    if any(e.aborts for e in _config_errors(text, profile)):
+        return {"rc": None, "stderr": None, "metrics": None, "signal": SIGABRT}
     r = read_config(text, profile, "a.conf")
     return {"rc": r.status, "stderr": r.stderr,
             "metrics": [{"name": d.name, "oneline": d.oneline, "helptext": d.helptext}
                         for d in r.definitions if d.registered]}
 
 
-def _config_compare(texts: list, version: str) -> list[str]:
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    real = derive_bridge.load_config([{"files": {"a.conf": t}, "path": "a.conf"} for t in texts],
-                                     version)
+def _config_compare(texts: list[Text], referee: Referee) -> list[str]:
+    profile = _profile(referee)
     out = []
-    for t, r in zip(texts, real):
-        r = {k: r[k] for k in ("rc", "stderr", "metrics")}
+    for t, r in zip(texts, _fetch_configs(texts, referee)):
         if r != (m := _config_mine(t, profile)):
             out.append(f"{t!r}:\n libpcp     {r}\n pcpconform {m}")
     return out
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_config_table(version: str) -> None:
+def test_config_table(referee: Referee) -> None:
     """Config files: comments, blank lines, continuation, attributes, errors, line numbers
     (DERIVE-CFG-2..-11)."""
-    assert _config_compare(CONFIGS, version) == []
+    assert _config_compare(CONFIGS, referee) == []
 
 
 PATH_CASES = [
@@ -380,11 +409,10 @@ PATH_CASES = [
 ]
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_config_paths(version: str, tmp_path: Path) -> None:
+def test_config_paths(referee: Referee, tmp_path: Path) -> None:
     """":"-separated paths, directories in readdir order, errors (DERIVE-CFG-1, -11)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    real = derive_bridge.load_config(PATH_CASES, version)
+    profile = _profile(referee)
+    real = derive_bridge.load_config(PATH_CASES, referee)
     for k, (case, r) in enumerate(zip(PATH_CASES, real)):
         top = tmp_path / str(k)
         top.mkdir()
@@ -397,7 +425,7 @@ def test_config_paths(version: str, tmp_path: Path) -> None:
         cwd = os.getcwd()
         os.chdir(top)
         try:
-            res = load_path(case["path"], profile, listdir=lambda d: order[os.path.normpath(d)])
+            res = load_path(case["path"], profile, listdir=lambda d, o=order: o[os.path.normpath(d)])
         finally:
             os.chdir(cwd)
         mine = {"rc": res.status, "stderr": res.stderr,
@@ -406,39 +434,46 @@ def test_config_paths(version: str, tmp_path: Path) -> None:
         assert mine == {key: r[key] for key in ("rc", "stderr", "metrics")}, case
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_generated_configs(version: str) -> None:
-    """Generated config files (DERIVE-CFG-*)."""
-    profile = PROFILES[derive_bridge.PROFILE_OF[version]]
-    cache: dict = {}
-    wanted: list = []
+def test_generated_configs(referee: Referee) -> None:
+    """Generated config files (DERIVE-CFG-*); each is read in its own libpcp, which must
+    die of SIGABRT exactly when the parser says a definition aborts."""
+    profile = _profile(referee)
+    cache: dict[Text, dict[str, Any]] = {}
+    wanted: list[Text] = []
     collecting = [True]
 
     @settings(max_examples=max(EXAMPLES // 3, 20), deadline=None, derandomize=True,
               database=None, suppress_health_check=list(HealthCheck))
     @given(config_texts(profile))
     def run(text: str) -> None:
-        if any(e.aborts for e in _config_errors(text, profile)):
-            return
         if collecting[0]:
             wanted.append(text)
             return
         if text not in cache:
-            cache[text] = _fetch_configs([text], version)[0]
+            cache[text] = _fetch_configs([text], referee)[0]
         assert cache[text] == _config_mine(text, profile), text
 
     run()
     todo = list(dict.fromkeys(wanted))
-    cache.update(zip(todo, _fetch_configs(todo, version)))
+    cache.update(zip(todo, _fetch_configs(todo, referee)))
     collecting[0] = False
     run()
 
 
-def _config_errors(text, profile) -> list[DeriveSyntaxError]:
+def _config_errors(text: Text, profile: Profile) -> list[DeriveSyntaxError]:
     return [d.error for d in read_config(text, profile, "a.conf").definitions if d.error]
 
 
-def _fetch_configs(texts: list, version: str) -> list[dict]:
+def _fetch_configs(texts: list[Text], referee: Referee) -> list[dict[str, Any]]:
+    """libpcp's answer per config text; a child libpcp killed by a signal gives that signal
+    (pm_derive_parse.py reports the wait status)."""
     real = derive_bridge.load_config([{"files": {"a.conf": t}, "path": "a.conf"} for t in texts],
-                                     version)
-    return [{k: r[k] for k in ("rc", "stderr", "metrics")} for r in real]
+                                     referee)
+    out = []
+    for r in real:
+        if r.get("rc") is None and os.WIFSIGNALED(r.get("status", 0)):
+            out.append({"rc": None, "stderr": None, "metrics": None,
+                        "signal": -os.WTERMSIG(r["status"])})
+        else:
+            out.append({k: r[k] for k in ("rc", "stderr", "metrics")})
+    return out

@@ -277,7 +277,7 @@ class _Binder:
 
     def parse_units(self, text: str) -> PmUnits:
         try:
-            return parse_units(text)[0]
+            return parse_units(text, asserts=self.profile.units_asserts)[0]
         except UnitsError as exc:
             self.fail(f"Illegal units: {exc.message}", None, printed=False)
             raise AssertionError from None

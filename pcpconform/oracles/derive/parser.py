@@ -356,7 +356,8 @@ class _Parse:
 
     def _check_units(self, text: str) -> None:
         try:
-            parse_units_str(text.encode("utf-8", "surrogateescape"))
+            parse_units_str(text.encode("utf-8", "surrogateescape"),
+                            asserts=self.profile.units_asserts)
         except UnitsAbort as e:
             raise _Crash(e.message) from None
         except UnitsError as e:

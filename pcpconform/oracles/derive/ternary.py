@@ -80,7 +80,7 @@ class Ternary(EvalCore):
             ps = self._state(pick)
             value = ps.ivlist[i][1] if i < ps.numval else ps.ivlist[0][1]
             inst = instate.ivlist[i][0] if i < instate.numval else UNPREDICTABLE
-            if inst is UNPREDICTABLE or garbage:
+            if garbage:
                 value = UNPREDICTABLE
             slots[i] = (inst, value)
         return [s if s is not None else (UNPREDICTABLE, UNPREDICTABLE) for s in slots[:count]]

@@ -27,11 +27,12 @@ def _signed4(value: int) -> int:
     return value - 16 if value & 8 else value
 
 
-def parse_units(text: str) -> tuple[PmUnits, float]:
+def parse_units(text: str, *, asserts: bool = True) -> tuple[PmUnits, float]:
     """pmParseUnitsStr as the binder needs it: the units (scales held in pmUnits' 4-bit
     fields) and the multiplier; UnitsError with libpcp's message (one implementation,
-    pcpconform.oracles.derive.units_str, serves the parser and the binder)."""
-    u = parse_units_str(text)
+    pcpconform.oracles.derive.units_str, serves the parser and the binder). ``asserts``
+    as for parse_units_str (the profile's ``units_asserts``)."""
+    u = parse_units_str(text, asserts=asserts)
     units = PmUnits(dimSpace=u.dim_space, dimTime=u.dim_time, dimCount=u.dim_count,
                     scaleSpace=u.scale_space & 0xF, scaleTime=u.scale_time & 0xF,
                     scaleCount=_signed4(u.scale_count))

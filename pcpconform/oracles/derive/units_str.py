@@ -55,6 +55,9 @@ class Units:
     scale_time: int
     scale_count: int
     multiplier: float
+    #: False when libpcp read the multiplier's time factor from beyond its table
+    #: (a time scale past HOUR folded in without the 6.x assertion: DERIVE-DEV-13)
+    multiplier_known: bool = True
 
 
 def _strtod(s: bytes, i: int) -> tuple[float, int] | None:
@@ -155,8 +158,10 @@ def _ieee_div(a: float, b: float) -> float:
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
-def parse_units_str(text: bytes | str) -> Units:
-    """pmParseUnitsStr(); raises UnitsError with libpcp's message."""
+def parse_units_str(text: bytes | str, *, asserts: bool = True) -> Units:
+    """pmParseUnitsStr(); raises UnitsError with libpcp's message. ``asserts``: libpcp
+    checks a time scale it folds into the multiplier and aborts past HOUR (UnitsAbort;
+    6.x), else it reads the factor from beyond its table (7.2.2, DERIVE-VER-5)."""
     s = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     nul = s.find(b"\0")
     if nul >= 0:
@@ -174,6 +179,7 @@ def parse_units_str(text: bytes | str) -> Units:
         dims.append(d)
     mult = _ieee_div(bottom[6], top[6])
     scales = [0, 0, 0]
+    known = True
     factors = {0: lambda sc: 1024.0 ** sc, 2: lambda sc: 10.0 ** sc,
                1: lambda sc: (1e-9, 1e-6, 1e-3, 1.0, 60.0, 3600.0)[sc] if sc <= 5 else math.nan}
     for axis, unit in ((0, 0), (2, 0), (1, 3)):   # PM_SPACE_BYTE, PM_COUNT_ONE, PM_TIME_SEC
@@ -185,9 +191,11 @@ def parse_units_str(text: bytes | str) -> Units:
             # both (or neither) have this dimension: fold the scales into the multiplier
             if axis == 1:
                 for part, which in ((top, "dividend"), (bottom, "divisor")):
-                    if part[4] > 5:
+                    if part[4] > 5 and asserts:
                         raise UnitsAbort(f"units.c: pmParseUnitsStr: Assertion "
                                          f"`{which}.scaleTime <= PM_TIME_HOUR' failed.")
+                    if part[4] > 5 and part[1] != 0:
+                        known = False       # factor**dim of memory past the table
             scales[axis] = unit if dims[axis] else 0
             with_f = factors[axis]
             try:
@@ -195,4 +203,4 @@ def parse_units_str(text: bytes | str) -> Units:
                 mult *= with_f(bottom[3 + axis]) ** bottom[axis]
             except (OverflowError, ZeroDivisionError):
                 mult = math.nan
-    return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2], mult)
+    return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2], mult, known)

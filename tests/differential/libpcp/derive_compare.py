@@ -8,14 +8,16 @@ in this run, never from a label the oracle puts on an input:
 * expressions whose evaluation kills libpcp are found by bisection (crashes.isolate) and
   left out; ``Comparison.crashes`` names them, and ``crash_explanations`` says which named
   deviation (DERIVE-DEV-*, or a parser abort DERIVE-SYN-7/-10) the oracle found for them;
-* libpcp is run twice, with glibc's MALLOC_PERTURB_ filling fresh and freed heap memory
-  with different bytes (and with ASLR moving everything): a value that differs between the
-  two runs came from uninitialised memory. Only there may the oracle's UNPREDICTABLE stand
+* libpcp is run three times, in different heap states (HEAPS: glibc's MALLOC_PERTURB_
+  filling fresh and freed memory with different bytes, and the default allocator, with
+  ASLR moving everything): a value that differs between the runs came from memory libpcp
+  never wrote. Only there may the oracle's UNPREDICTABLE stand
   in for a value; everywhere else the values must be equal, bit for bit.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +39,16 @@ from tests.differential.libpcp.referees import Referee
 __all__ = ["Outcome", "Comparison", "compare", "mismatches", "values", "name_of",
            "crash_explanations"]
 
-#: two different fill bytes for glibc's malloc (man mallopt, M_PERTURB)
-PERTURB = ("85", "170")
+#: the heap states libpcp runs in: two different fill bytes for glibc's malloc (man mallopt,
+#: M_PERTURB) with the per-thread cache off (its chunks skip the fill, and tcache_get zeroes
+#: their second word), glibc's defaults, and every chunk mapped on its own (other layouts:
+#: reads beyond the end of a list see other chunk headers)
+HEAPS: tuple[dict[str, str], ...] = (
+    {"MALLOC_PERTURB_": "85", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"},
+    {"MALLOC_PERTURB_": "170", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"},
+    {},
+    {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=0"},
+)
 
 
 def name_of(k: int) -> str:
@@ -66,7 +76,7 @@ class Comparison:
     values_intended: list[dict[str, Any]] = field(default_factory=list)
     deviations: list[dict[str, set[str]]] = field(default_factory=list)
     values_theirs: list[dict[str, Any]] = field(default_factory=list)
-    values_again: list[dict[str, Any]] = field(default_factory=list)   # other perturbation
+    values_again: list[list[dict[str, Any]]] = field(default_factory=list)  # per other heap
     eol_ours: list[bool] = field(default_factory=list)
     eol_theirs: list[bool] = field(default_factory=list)
     uninitialised: int = 0             # libpcp values shown to come from uninitialised memory
@@ -115,9 +125,8 @@ def compare(referee: Referee, profile: Profile, base: Path, texts: list[str],
     """Bind and replay ``texts`` (names d.e0, d.e1, ...) on both sides."""
     cmp = Comparison(texts)
 
-    def run(indices: list[int], perturb: str = PERTURB[0]) -> dict[str, Any]:
-        return dbridge.pm_derive(referee, _request(texts, indices, schedule), base,
-                                 env={"MALLOC_PERTURB_": perturb})
+    def run(indices: list[int], heap: dict[str, str] = HEAPS[0]) -> dict[str, Any]:
+        return dbridge.pm_derive(referee, _request(texts, indices, schedule), base, env=heap)
 
     reply, cmp.alive, cmp.crashes = isolate(run, list(range(len(texts))))
     archive = Archive(base)
@@ -128,7 +137,7 @@ def compare(referee: Referee, profile: Profile, base: Path, texts: list[str],
         cmp.theirs[name_of(k)] = _their_outcome(reply, name_of(k))
     if schedule is None:
         return cmp
-    again = run(cmp.alive, PERTURB[1])
+    others = [run(cmp.alive, heap) for heap in HEAPS[1:]]
     types = {b.name: b.desc.type for b in cmp.bound}
     emulated = Evaluator(archive, cmp.bound, profile, emulate=EMULATABLE,
                          interp_emulate=INTERP_DEVIATIONS).schedule(*schedule)
@@ -143,8 +152,9 @@ def compare(referee: Referee, profile: Profile, base: Path, texts: list[str],
     for s in reply["samples"]:
         cmp.eol_theirs.append(s["eol"])
         cmp.values_theirs.append({n: v["values"] for n, v in s["values"].items()})
-    for s in again["samples"]:
-        cmp.values_again.append({n: v["values"] for n, v in s["values"].items()})
+    for other in others:
+        cmp.values_again.append([{n: v["values"] for n, v in s["values"].items()}
+                                 for s in other["samples"]])
     return cmp
 
 
@@ -176,28 +186,25 @@ def crash_explanations(cmp: Comparison, referee: Referee, profile: Profile, base
     return out
 
 
-def _values_differ(ours: list[list[Any]], theirs: list[list[Any]], again: list[list[Any]],
-                   cmp: Comparison) -> bool:
-    """Whether ``ours`` differs from libpcp's ``theirs``. Where libpcp's two runs
-    (``theirs``, ``again``) disagree it read uninitialised memory: there, and only there,
-    the oracle's UNPREDICTABLE ("?") matches anything."""
-    if theirs == again:
+def _values_differ(ours: list[list[Any]], runs: list[list[list[Any]]], cmp: Comparison) -> bool:
+    """Whether ``ours`` differs from libpcp's values (``runs``: the same fetch in each heap
+    state). Where the runs disagree libpcp read memory it never wrote: there, and only
+    there, the oracle's UNPREDICTABLE ("?") matches anything."""
+    theirs = runs[0]
+    if all(r == theirs for r in runs):
         return ours != theirs
-    if len(theirs) != len(again):            # the very instance list is garbage
+    if any(len(r) != len(theirs) for r in runs):      # the very instance list is garbage
         cmp.uninitialised += 1
         return not any(i is UNPREDICTABLE or v == "?" for i, v in ours)
     if len(ours) != len(theirs):
         return True
-    for (i, v), (j, w), (j2, w2) in zip(ours, theirs, again):
-        if j != j2 or w != w2:
-            cmp.uninitialised += 1
-        if j == j2 and i != j:
+    for k, (i, v) in enumerate(ours):
+        insts = {r[k][0] for r in runs}
+        vals = {json.dumps(r[k][1]) for r in runs}
+        cmp.uninitialised += len(insts) > 1 or len(vals) > 1
+        if (i != theirs[k][0]) if len(insts) == 1 else (i is not UNPREDICTABLE):
             return True
-        if j != j2 and i is not UNPREDICTABLE:
-            return True
-        if w == w2 and v != w:
-            return True
-        if w != w2 and v != "?":
+        if (v != theirs[k][1]) if len(vals) == 1 else (v != "?"):
             return True
     return False
 
@@ -209,21 +216,22 @@ def mismatches(cmp: Comparison) -> list[str]:
         n = name_of(k)
         if cmp.ours[n] != cmp.theirs[n]:
             out.append(f"{cmp.texts[k]!r}: ours {cmp.ours[n]} libpcp {cmp.theirs[n]}")
-    if cmp.eol_ours != cmp.eol_theirs:
+    if cmp.eol_ours != cmp.eol_theirs and cmp.eol_theirs:
         out.append(f"end of log: ours {cmp.eol_ours} libpcp {cmp.eol_theirs}")
         return out
     for b in cmp.bound:
         if cmp.theirs[b.name].desc is None:
             continue
         text = cmp.texts[int(b.name[3:])]
-        for f, (mine, plain, theirs, again) in enumerate(zip(
-                cmp.values_ours, cmp.values_intended, cmp.values_theirs, cmp.values_again)):
+        for f, (mine, plain, theirs) in enumerate(zip(
+                cmp.values_ours, cmp.values_intended, cmp.values_theirs)):
             if cmp.eol_ours[f]:
                 continue
-            got, got2 = theirs.get(b.name, []), again.get(b.name, [])
-            if _values_differ(mine.get(b.name, []), got, got2, cmp):
+            got = theirs.get(b.name, [])
+            runs = [got] + [other[f].get(b.name, []) for other in cmp.values_again]
+            if _values_differ(mine.get(b.name, []), runs, cmp):
                 out.append(f"{text!r} fetch {f}: ours {mine.get(b.name)} libpcp {got}"
-                           + ("" if got == got2 else f" (and {got2} in a second run)"))
+                           + ("" if all(r == got for r in runs) else f" (other heaps: {runs[1:]})"))
             hit = cmp.deviations[f].get(b.name)
             if plain.get(b.name, []) != got and not hit:
                 out.append(f"{text!r} fetch {f}: intended {plain.get(b.name)} differs from "
