@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pcpconform.check.diagnostics import DiagnosticLimit, Report
+from pcpconform.check.rules import RULES
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmType, Timestamp
 from pcpconform.format.schema import (
@@ -40,6 +41,7 @@ from pcpconform.format.schema import (
     TYPE_LABEL,
     TYPE_LABEL_V2,
     TYPE_TEXT,
+    block_offset,
     event_array,
     structs,
 )
@@ -54,14 +56,6 @@ __all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT"]
 #: A compressed component may expand to at most this many bytes (compression bombs).
 DEFAULT_DECOMPRESS_LIMIT = 8 << 30
 
-_READER_CODES = {
-    "framing.truncated": "frame.truncated", "framing.length": "frame.length",
-    "framing.trailer": "frame.trailer", "label.truncated": "label.truncated",
-    "label.magic": "label.magic", "label.version": "label.version",
-    "label.length": "label.length", "label.trailer": "label.trailer",
-    "file.open": "file.read", "file.read": "file.read",
-    "file.decompress-limit": "file.decompress-limit",
-}
 _NAME_RE = re.compile(rb"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
 _LABEL_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,253}")
 _PLAUSIBLE_ERR = range(-12345 - 8999, 0)
@@ -194,7 +188,8 @@ class _Checker:
 
     def _reader_error(self, exc: FormatError) -> None:
         loc = exc.location
-        code = _READER_CODES.get(exc.code, "file.read")
+        # the reader raises rule codes; anything else (a label that does not decode) is a read failure
+        code = exc.code if exc.code in RULES else "file.read"
         self.add(code, loc.file, exc.message, record=loc.record, offset=loc.offset, field=loc.field)
 
     def _label(self, comp: Component, expected_vol: int, labels: dict[str, Any]) -> None:
@@ -697,7 +692,7 @@ class _Checker:
                 word = struct.unpack_from(">I", data, pos + 8 * j + 4)[0]
                 if valfmt == 0:
                     continue
-                off = 4 * word - 8
+                off = block_offset(word)
                 vfld = f"{fld}.vlist[{j}]"
                 if off < 0 or off + 4 > end:
                     self.add("result.dptr", f, f"value index {word} points outside the record", field=vfld, **where)

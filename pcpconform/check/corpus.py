@@ -46,6 +46,7 @@ from pcpconform.format.schema import (
     TYPE_LABEL_V2,
     TYPE_TEXT,
     block_index,
+    block_offset,
     event_array,
     structs,
 )
@@ -243,7 +244,7 @@ class ArchiveEdit:
                     if vs.valfmt == 0:
                         values.append((pv.inst, pv.value))
                     else:
-                        b = blocks[4 * pv.value - 8]
+                        b = blocks[block_offset(pv.value)]
                         values.append((pv.inst, Block(b.vtype, bytes(b.vbuf), bytes(b.pad))))
             vsets.append(VSet(int(vs.pmid), vs.numval, vs.valfmt if vs.numval > 0 else None, values))
         return Result(c.timestamp, vsets)

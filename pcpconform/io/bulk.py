@@ -18,7 +18,7 @@ from construct import Adapter, Construct, FormatField, Renamed, Struct
 
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmType, Timestamp
-from pcpconform.format.schema import PmValue, structs
+from pcpconform.format.schema import PmValue, block_offset, structs
 from pcpconform.format.schema.common import TimestampT3, TimevalT2
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
 from pcpconform.io.reader import RawRecord, parse_payload
@@ -215,7 +215,7 @@ def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> Deco
 def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[int, ...],
                    pending: list[tuple[int, int]], ptype: int,
                    canonical: list[bool]) -> tuple[tuple[int, ...], tuple[Any, ...]]:
-    first = 4 * words[0] - 8
+    first = block_offset(words[0])
     if first < 0 or first + 4 > end:
         raise _Fallback
     head = _WORD.unpack_from(data, first)[0]
@@ -239,7 +239,7 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         return insts, flat[1::2]
     values = []
     for word in words:
-        off = 4 * word - 8
+        off = block_offset(word)
         if off < 0 or off + 4 > end:
             raise _Fallback
         head = _WORD.unpack_from(data, off)[0]
@@ -290,10 +290,10 @@ def decode_result_schema(record: RawRecord, version: int,
                 if vs.valfmt == 0:
                     values.append((pv.inst, decode_insitu(pv.value, types.get(vs.pmid, PmType.U32))))
                     continue
-                block = offsets.get(4 * pv.value - 8)
+                block = offsets.get(block_offset(pv.value))
                 if block is None:
                     raise FormatError(
-                        f"value block index {pv.value} (byte {4 * pv.value - 8}) is not the start of a value block",
+                        f"value block index {pv.value} (byte {block_offset(pv.value)}) is not the start of a value block",
                         record.location(f"result.vset[{i}].vlist[{j}].value"), "result.dptr")
                 values.append((pv.inst, _block_value(block)))
         vsets.append(DecodedValueSet(vs.pmid, vs.numval, vs.valfmt if vs.numval > 0 else None, values))

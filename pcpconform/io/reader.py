@@ -3,7 +3,9 @@
 Files are read one record at a time, so memory follows the largest record, never the file.
 A length word is never trusted for allocation: bodies are read in bounded chunks, so a
 record claiming 2 GiB in a 100-byte file costs 100 bytes. Every failure is a FormatError
-naming file, record index (0 = label), byte offset and field.
+naming file, record index (0 = label), byte offset and field; its ``code`` is the
+validator's rule code (``frame.*``, ``label.*``, ``file.read``, ``file.decompress-limit``),
+except ``record.decode`` for a payload its schema rejects (the rule depends on the record).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def iter_framed(stream: BinaryIO, file: str, *, first_index: int = 1,
             return
         if len(head) < 4:
             raise FormatError(f"{len(head)} stray bytes at end of file (a truncated length word)",
-                              Location(file, index, offset, "len"), "framing.truncated")
+                              Location(file, index, offset, "len"), "frame.truncated")
         length = _BE32.unpack(head)[0]
         if length < 8:
             if clean_end_below > 4 and trailing is not None:
@@ -87,7 +89,7 @@ def iter_framed(stream: BinaryIO, file: str, *, first_index: int = 1,
                     trailing.append(head + more)
                     return
             raise FormatError(f"record length {length} is less than 8",
-                              Location(file, index, offset, "len"), "framing.length")
+                              Location(file, index, offset, "len"), "frame.length")
         rest = _read_exactly(stream, max(length - 4, 0))
         if len(rest) < length - 4 and 4 + len(rest) < clean_end_below and trailing is not None:
             trailing.append(head + rest)   # a cut header with nothing after it
@@ -96,12 +98,12 @@ def iter_framed(stream: BinaryIO, file: str, *, first_index: int = 1,
             raise FormatError(
                 f"record truncated: length says {length} bytes, file has {len(rest) + 4}",
                 Location(file, index, offset, "payload" if len(rest) < length - 8 else "trailer"),
-                "framing.truncated")
+                "frame.truncated")
         trailer = _BE32.unpack_from(rest, length - 8)[0]
         if trailer != length:
             raise FormatError(f"trailer length {trailer} != header length {length}",
                               Location(file, index, offset + length - 4, "trailer"),
-                              "framing.trailer")
+                              "frame.trailer")
         yield RawRecord(file, index, offset, head + rest)
         index += 1
         offset += length
@@ -176,7 +178,7 @@ class Component:
                 self._stream = _Bounded(self._stream, self.max_bytes, self.name)  # type: ignore[assignment]
         except OSError as exc:
             raise FormatError(f"cannot open: {exc.strerror or exc}", Location(self.name),
-                              "file.open") from None
+                              "file.read") from None
         self.version, self.label, self.label_record = self._guard(
             lambda: read_label(self._stream, self.name))  # type: ignore[arg-type]
         return self
