@@ -141,7 +141,7 @@ def _samples(ev: Any, derived_samples: list[Any]) -> list[Any]:
     out = []
     for ds in derived_samples:
         s = ev.interp_sample(ds)
-        for pmid, insts in s.values.items():
+        for insts in s.values.values():
             for inst, v in insts.items():
                 if isinstance(v, Unpredictable):
                     insts[inst] = NoValue("unpredictable (libpcp reads uninitialised memory)")

@@ -14,7 +14,7 @@ from pcpconform.extra import require
 
 st = require("hypothesis.strategies", "strategies", "pcpconform.extra.derive_strategies")
 
-from pcpconform.oracles.derive.profiles import Profile
+from pcpconform.oracles.derive.profiles import Profile  # noqa: E402 (after the hypothesis check)
 
 __all__ = ["expressions", "valid_expressions", "faulty_expressions", "config_texts",
            "units_strings", "patterns"]

@@ -15,8 +15,10 @@ property test (default 12, derandomized); ``PCPCONFORM_DERIVE_STATS=1`` prints c
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,7 @@ from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.profiles import PROFILES, Profile
 from pcpconform.oracles.derive.units import conv_scale, parse_units, units_str
+from tests.cli import run_cli
 from tests.derive_cases import DERIVE_FIXTURE, SEED_FIXTURE, T0, UNITS, rows_for
 from tests.derive_random import expressions, pool_of, schedule_of
 from tests.differential.libpcp import derive_eval_bridge as dbridge
@@ -47,7 +50,7 @@ from tests.differential.libpcp.derive_compare import (
     name_of,
     values,
 )
-from tests.differential.libpcp.referees import Referee
+from tests.differential.libpcp.referees import Referee, archive_files
 
 pytestmark = [pytest.mark.libpcp]
 
@@ -296,6 +299,28 @@ def test_seed_worked_example(referee: Referee, seed_base: Path) -> None:
     x = cmp.bound[-1].root.right
     assert x is not None and (x.div, x.mul) == (1048576, 1000)
     assert values(cmp, 6)[1] == [[-1, pytest.approx(100 - 2097152 / 1000 * 1000 / 1048576)]]
+
+
+# -- the command line's derived pmIDs ---------------------------------------------------
+
+PMINFO = Path(__file__).resolve().parent / "libpcp" / "derive_pminfo.py"
+
+
+def test_cli_derived_pmids_equal_libpcps(referee: Referee, cpu: Path, tmp_path: Path) -> None:
+    """DERIVE-CLI-1: 511.0.N in registration order after the two anonymous event metrics;
+    a definition with a syntax error takes no pmID, one that fails to bind keeps its own
+    (pminfo -m with $PCP_DERIVED_CONFIG)."""
+    conf = tmp_path / "d.conf"
+    conf.write_text("a.one = 1\nbad.x = 1 +\nb.two = 2\nc.three = m.nosuch + 1\nd.four = 4\n")
+    names = ["a.one", "b.two", "c.three", "d.four"]
+    proc = referee.python(PMINFO, conf, cpu, *names, files=[conf, *archive_files(cpu)])
+    theirs = dict(re.findall(r"^(\S+) PMID: (\S+)$", proc.stdout, re.M))
+    status, out, _ = run_cli("derive", str(cpu), "-c", str(conf), "--samples", "1",
+                             "--format", "json", "--rules", referee.derive_profile)
+    assert status == 1          # bad.x and c.three fail
+    ours = {d["name"]: d["pmid"] for d in json.loads(out)["derived"]}
+    assert ours == {"a.one": "511.0.3", "b.two": "511.0.4", "d.four": "511.0.6"}
+    assert ours == {k: v for k, v in theirs.items() if k in ours}
 
 
 # -- units -------------------------------------------------------------------------------

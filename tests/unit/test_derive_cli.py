@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from tests.cli import run_cli
-from tests.conftest import needs_libpcp
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -83,28 +82,6 @@ def test_syntax_error_in_a_definition(cpu: Path) -> None:
                                 " cpu.temp +", "          ^",
                                 "Arithmetic expression expected to follow PLUS"]
     assert "y[cpu0]" in out
-
-
-@pytest.mark.libpcp
-@needs_libpcp
-def test_derived_pmids_equal_libpcps(cpu: Path, tmp_path: Path) -> None:
-    """DERIVE-CLI-1: 511.0.N in registration order after the two anonymous event metrics;
-    a definition with a syntax error takes no pmID, one that fails to bind keeps its own
-    (pminfo -m of libpcp 6.0.3)."""
-    import re
-    import subprocess
-
-    conf = tmp_path / "d.conf"
-    conf.write_text("a.one = 1\nbad.x = 1 +\nb.two = 2\nc.three = m.nosuch + 1\nd.four = 4\n")
-    proc = subprocess.run(["pminfo", "-m", "-a", str(cpu), "a.one", "b.two", "c.three", "d.four"],
-                          capture_output=True, text=True, timeout=60,
-                          env={"PCP_DERIVED_CONFIG": str(conf), "PATH": "/usr/bin:/bin"})
-    theirs = dict(re.findall(r"^(\S+) PMID: (\S+)$", proc.stdout, re.M))
-    status, out, _ = run(str(cpu), "-c", str(conf), "--samples", "1", "--format", "json")
-    assert status == 1          # bad.x and c.three fail
-    ours = {d["name"]: d["pmid"] for d in json.loads(out)["derived"]}
-    assert ours == {k: v for k, v in theirs.items() if k in ours}
-    assert ours == {"a.one": "511.0.3", "b.two": "511.0.4", "d.four": "511.0.6"}
 
 
 def test_late_start_seeks_without_changing_values(cpu: Path) -> None:

@@ -94,7 +94,8 @@ class Lexer:
         nul = data.find(b"\0")
         self.data = data if nul < 0 else data[:nul]
         self.funcs = FUNCTIONS[profile.syntax]
-        self.reserved = RESERVED[profile.syntax]
+        # 7.x: indom= joins the mkconst()/novalue() keywords (DERIVE-VER-6)
+        self.reserved = RESERVED[profile.syntax] + (("indom",) if profile.indom_spec else ())
         self.session = session
         self.i = 0              # libpcp's "string": next byte to read
         self.peek = 0           # libpcp's "lexpeek" (0: none, so a NUL cannot be pushed back)

@@ -30,6 +30,9 @@ class Profile:
     #: pmParseUnitsStr asserts that a time scale it folds into the multiplier is at most
     #: HOUR, and aborts (6.0.3, 6.3.8); measured: 7.2.2 (Debian's build) does not
     units_asserts: bool
+    #: "indom" is a reserved word: mkconst()/novalue() take indom= (measured in 7.2.2;
+    #: only the reserved word is modelled, DERIVE-VER-6)
+    indom_spec: bool
     #: (expr)[inst] and scalar() of an empty set behave (6.1.1)
     instance_fixes: bool
     #: the grammar and lexicon generation (spec/derive-grammar.md tags its lines with it)
@@ -40,7 +43,8 @@ class Profile:
 
 _P63 = Profile("pcp-6.3", expr_args=True, novalue=True, continuation=True,
                reject_nested=True, rate_drops_decreases=True,
-               report_unknown_operand=False, units_asserts=True, instance_fixes=True,
+               report_unknown_operand=False, units_asserts=True, indom_spec=False,
+               instance_fixes=True,
                syntax="pcp-6.3",
                interp_rules="pcp-6.3")
 
@@ -48,11 +52,12 @@ PROFILES: dict[str, Profile] = {
     "pcp-6.0": Profile("pcp-6.0", expr_args=False, novalue=False, continuation=False,
                        reject_nested=False, rate_drops_decreases=False,
                        report_unknown_operand=False, units_asserts=True,
-                       instance_fixes=False,
+                       indom_spec=False, instance_fixes=False,
                        syntax="pcp-6.0", interp_rules="pcp-6.0"),
     "pcp-6.3": _P63,
     # measured against libpcp 7.2.2 (DERIVE-VER-3..): only the switches that differ
-    "pcp-7": replace(_P63, name="pcp-7", report_unknown_operand=True, units_asserts=False),
+    "pcp-7": replace(_P63, name="pcp-7", report_unknown_operand=True, units_asserts=False,
+                     indom_spec=True),
 }
 
 

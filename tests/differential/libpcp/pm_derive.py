@@ -40,10 +40,9 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ["PCP_DERIVED_CONFIG"] = ""
 
-from pcp import pmapi  # noqa: E402
-import cpmapi as c_api  # noqa: E402
-
-from pm_read import encode_value, indom_str, pmid_str  # noqa: E402
+import cpmapi as c_api
+from pcp import pmapi
+from pm_read import encode_value, indom_str, pmid_str
 
 LIBPCP = pmapi.LIBPCP
 LIBC = pmapi.LIBC
@@ -65,7 +64,7 @@ LIBPCP.pmErrStr_r.restype = ctypes.c_char_p
 LIBPCP.pmErrStr_r.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
 
 
-class Fd2Capture(object):
+class Fd2Capture:
     """Collect what is written to file descriptor 2 (libpcp's stderr) meanwhile."""
 
     def __enter__(self):
@@ -217,8 +216,8 @@ def atom_out(ptype, atom):
     if ptype == c_api.PM_TYPE_U64:
         return atom.ull
     if ptype == c_api.PM_TYPE_FLOAT:
-        return "f32:%08x" % atom.ul
-    return "f64:%016x" % atom.ull
+        return f"f32:{atom.ul:08x}"
+    return f"f64:{atom.ull:016x}"
 
 
 def conv_scale(requests):
@@ -229,7 +228,7 @@ def conv_scale(requests):
         iu, ou = ctypes.c_uint32(from_word), ctypes.c_uint32(to_word)
         sts = LIBPCP.pmConvScale(ptype, ctypes.byref(ival), ctypes.byref(iu),
                                  ctypes.byref(oval), ctypes.byref(ou))
-        out.append("error:%d" % sts if sts < 0 else atom_out(ptype, oval))
+        out.append(f"error:{sts}" if sts < 0 else atom_out(ptype, oval))
     return out
 
 

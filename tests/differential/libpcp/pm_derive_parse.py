@@ -118,7 +118,7 @@ def lookup_text(pmid, level):
 def listdirs(top):
     """readdir() order of every directory under top, as libpcp will see it."""
     out = {}
-    for dirpath, dirnames, _ in os.walk(top):
+    for dirpath, _dirnames, _ in os.walk(top):
         rel = os.path.relpath(dirpath, top)
         out["." if rel == "." else rel] = os.listdir(dirpath)
     return out
@@ -203,7 +203,7 @@ def main():
     elif mode == "config":
         res = config(req["cases"])
     else:
-        raise SystemExit("unknown mode %r" % mode)
+        raise SystemExit(f"unknown mode {mode!r}")
     json.dump({"results": res}, sys.stdout)
 
 
