@@ -59,7 +59,7 @@ def ieee_div(x: float, y: float) -> float:
     if math.isnan(x):
         return x                    # a NaN operand propagates as it is
     if x == 0:
-        return DEFAULT_NAN         # 0/0: x86's default NaN has the sign bit set
+        return float(DEFAULT_NAN)  # 0/0: x86's default NaN has the sign bit set
     return math.copysign(math.inf, x) * math.copysign(1.0, y)
 
 
@@ -85,19 +85,19 @@ def bin_op(rtype: int, op: str, a: Any, ltype: int, lmul: int, ldiv: int, b: Any
         value = {"PLUS": left + right, "MINUS": left - right, "STAR": left * right}[op]
         return wrap_type(value, rtype)
     if rtype == PmType.FLOAT:
-        left, right = as_float(a, ltype), as_float(b, btype)
+        fl, fr = as_float(a, ltype), as_float(b, btype)
         if op in REL or op in BOOL:
-            return c_compare(op, left, right)
-        return f32({"PLUS": left + right, "MINUS": left - right, "STAR": left * right}[op])
-    left = (as_double(a, ltype) / float(ldiv) if ldiv else ieee_div(as_double(a, ltype), 0.0)) \
+            return c_compare(op, fl, fr)
+        return f32({"PLUS": fl + fr, "MINUS": fl - fr, "STAR": fl * fr}[op])
+    dl = (as_double(a, ltype) / float(ldiv) if ldiv else ieee_div(as_double(a, ltype), 0.0)) \
         * float(lmul)
-    right = (as_double(b, btype) / float(rdiv) if rdiv else ieee_div(as_double(b, btype), 0.0)) \
+    dr = (as_double(b, btype) / float(rdiv) if rdiv else ieee_div(as_double(b, btype), 0.0)) \
         * float(rmul)
     if op in REL or op in BOOL:
-        return c_compare(op, left, right)
+        return c_compare(op, dl, dr)
     if op == "SLASH":
-        return 0.0 if left == 0 else ieee_div(left, right)
-    return {"PLUS": left + right, "MINUS": left - right, "STAR": left * right}[op]
+        return 0.0 if dl == 0 else ieee_div(dl, dr)
+    return {"PLUS": dl + dr, "MINUS": dl - dr, "STAR": dl * dr}[op]
 
 
 def typed(value: Any, ptype: int) -> Any:

@@ -234,12 +234,12 @@ class _Binder:
             kind = "NEG" if node.op == "-" else "NOT"
             return BoundNode(kind, left=self.build(node.operand, kind, lazy))
         if isinstance(node, ast.Binary):
-            kind = OPERATOR_KINDS.get(node.op)
-            if kind is None:
+            op_kind = OPERATOR_KINDS.get(node.op)
+            if op_kind is None:
                 self.fail(f"unknown operator {node.op!r}", None, printed=False)
                 raise AssertionError
-            left = self.build(node.left, kind, lazy)
-            return BoundNode(kind, left=left, right=self.build(node.right, kind, lazy))
+            left = self.build(node.left, op_kind, lazy)
+            return BoundNode(op_kind, left=left, right=self.build(node.right, op_kind, lazy))
         if isinstance(node, ast.Ternary):
             inner = lazy or p.novalue          # 6.2.2: undefined names allowed below ?:
             guard = self.build(node.guard, "QUEST", inner)
@@ -351,11 +351,13 @@ class _Binder:
                 t = _SPEC_TYPES.get(value.lower())
                 if t is None:
                     self.fail(f"Unrecognized value for type {value}", None, printed=False)
+                    raise AssertionError
                 desc = replace(desc, type=t)
             elif key == "semantics":
                 s = _SPEC_SEMS.get(value.lower())
                 if s is None:
                     self.fail(f"Unrecognized value for semantics {value}", None, printed=False)
+                    raise AssertionError
                 desc = replace(desc, sem=s)
             elif key == "units":
                 desc = replace(desc, units=self.parse_units(value))

@@ -167,7 +167,8 @@ class Evaluator(Functions, Ternary):
         method = getattr(self, "_eval_" + kind.lower(), None)
         if method is None:
             return self._eval_binary(node, st)
-        return method(node, st)
+        got: int = method(node, st)
+        return got
 
     def _eval_name(self, node: BoundNode, st: NodeState) -> int:
         if node.pmid is None or node.derived is not None:
@@ -265,7 +266,7 @@ class Evaluator(Functions, Ternary):
         if ls is None:
             return st.numval
         ptype = left.desc.type
-        out = []
+        out: list[tuple[Any, Any]] = []
         for inst, value in ls.ivlist[:ls.numval]:
             if value is UNPREDICTABLE:
                 out.append((inst, value))

@@ -133,7 +133,7 @@ class Functions(EvalCore):
         ls = self._operand(node, st)
         if ls is None:
             return st.numval
-        out = []
+        out: list[tuple[Any, Any]] = []
         for inst, value in ls.ivlist[:ls.numval]:
             if value is UNPREDICTABLE:
                 out.append((inst, value))

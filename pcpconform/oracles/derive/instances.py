@@ -121,8 +121,9 @@ class PosixRegex:
 
     def search(self, text: str) -> bool:
         if self.buf is not None:
-            return self._libc.regexec(self.buf, text.encode("utf-8", "surrogateescape"),
-                                      0, None, 0) == 0
+            sts: int = self._libc.regexec(self.buf, text.encode("utf-8", "surrogateescape"),
+                                          0, None, 0)
+            return sts == 0
         return bool(self.compiled and self.compiled.search(text))
 
 #: compiled patterns, shared by every matchinst() node
