@@ -15,18 +15,20 @@ bottom up and checked (the first failing check wins).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pcpconform.errors import DeriveSemanticError
-from pcpconform.format.cnum import NUMERIC_TYPES, wrap
+from pcpconform.format.cnum import NUMERIC_TYPES
 from pcpconform.format.pmtypes import PM_ID_NULL, PmInDom, PmSem, PmType, PmUnits
 from pcpconform.oracles.derive import ast
+from pcpconform.oracles.derive.bind_rules import first_unbound, map_units, promote, static_guard
 from pcpconform.oracles.derive.profiles import Profile
+from pcpconform.oracles.derive.tree import NO_UNITS, ZERO_DESC, Bound, BoundNode, DerivedDesc
 from pcpconform.oracles.derive.units import ConvScaleError, UnitsError, conv_factors, parse_units, units_str
 
 __all__ = ["DerivedDesc", "BoundNode", "Bound", "DeriveSemanticError", "bind", "NUMERIC",
-           "ZERO_DESC", "OPERATOR_KINDS"]
+           "ZERO_DESC", "OPERATOR_KINDS", "promote"]
 
 PM_INDOM_NULL = PmInDom(None)
 NUMERIC = NUMERIC_TYPES
@@ -48,84 +50,6 @@ _ANON_TYPES = {"PM_TYPE_32": PmType.I32, "PM_TYPE_U32": PmType.U32, "PM_TYPE_64"
 _SPEC_TYPES = {"32": PmType.I32, "u32": PmType.U32, "64": PmType.I64, "u64": PmType.U64,
                "float": PmType.FLOAT, "double": PmType.DOUBLE}
 _SPEC_SEMS = {"counter": PmSem.COUNTER, "instant": PmSem.INSTANT, "discrete": PmSem.DISCRETE}
-# scale steps between adjacent scales: time ns-us-ms-s-min-hour, space x1024, count x10
-_TIME_FACTORS = (1000, 1000, 1000, 60, 60)
-
-
-@dataclass(frozen=True)
-class DerivedDesc:
-    """A derived metric's (or a subexpression's) pmDesc, without the pmID."""
-
-    type: int
-    sem: int
-    indom: PmInDom
-    units: PmUnits
-
-    @property
-    def units_str(self) -> str:
-        return units_str(self.units)
-
-
-#: the descriptor of an operand libpcp could not look up in a ternary (calloc'd memory):
-#: type 32, semantics 0, instance domain 0.0, no units
-ZERO_DESC = DerivedDesc(PmType.I32, 0, PmInDom(0), PmUnits())
-_NO_UNITS = PmUnits()
-
-
-@dataclass(eq=False)
-class BoundNode:
-    """One node of a bound expression, shaped like libpcp's node_t."""
-
-    kind: str                       # libpcp node type without "N_": NAME, PLUS, QUEST, ...
-    desc: DerivedDesc = ZERO_DESC
-    left: BoundNode | None = None
-    right: BoundNode | None = None
-    text: str | None = None         # libpcp's np->value: a name, a literal, a pattern
-    pmid: int | None = None         # NAME: the operand's pmID; None when not found (lazy)
-    mul: int = 1                    # scale factors applied when this node is an operand
-    div: int = 1                    # of + - * / (int, wrapping as C's int does)
-    bind: str = "both"              # COLON: "left", "right" or "both" sides bound
-    defined: bool = False           # DEFINED: whether the name was found
-    negate: bool = False            # PATTERN: matchinst(!/re/)
-    exact: bool = False             # PATTERN: name[inst] rather than matchinst()
-    paren: bool = False             # PATTERN: written (expr)[inst], even for a name
-    save_last: bool = False         # operand of delta()/rate(): keeps one previous sample
-    derived: str | None = None      # NAME of another derived metric (pcp-6.0 nesting)
-    spec_flags: frozenset[str] = frozenset()   # mkconst/novalue: fields given in the spec
-
-    def walk(self) -> list[BoundNode]:
-        out = [self]
-        for child in (self.left, self.right):
-            if child is not None:
-                out += child.walk()
-        return out
-
-
-@dataclass
-class Bound:
-    """A bound derived metric: its descriptor and expression, or the real metric that
-    masks it (DERIVE-BIND-1)."""
-
-    name: str
-    desc: DerivedDesc
-    root: BoundNode
-    masked: bool = False
-
-    def operand_pmids(self) -> list[int]:
-        """The metrics a fetch of this derived metric needs, in tree order, once each
-        (names under mkconst/novalue meta= are never fetched)."""
-        out: list[int] = []
-
-        def visit(node: BoundNode | None) -> None:
-            if node is None or node.kind in ("NOVALUE", "INTEGER", "DOUBLE"):
-                return
-            if node.kind == "NAME" and node.pmid is not None and node.derived is None \
-                    and node.pmid not in out:
-                out.append(node.pmid)
-            visit(node.left)
-            visit(node.right)
-        visit(self.root)
-        return out
 
 
 class _Metadata(Protocol):
@@ -226,10 +150,10 @@ class _Binder:
             return self.bind_name(node.name, parent, lazy)
         if isinstance(node, ast.Integer):
             return BoundNode("INTEGER", DerivedDesc(PmType.U32, PmSem.DISCRETE, PM_INDOM_NULL,
-                                                    _NO_UNITS), text=node.text)
+                                                    NO_UNITS), text=node.text)
         if isinstance(node, ast.Double):
             return BoundNode("DOUBLE", DerivedDesc(PmType.DOUBLE, PmSem.DISCRETE,
-                                                   PM_INDOM_NULL, _NO_UNITS), text=node.text)
+                                                   PM_INDOM_NULL, NO_UNITS), text=node.text)
         if isinstance(node, ast.Unary):
             kind = "NEG" if node.op == "-" else "NOT"
             return BoundNode(kind, left=self.build(node.operand, kind, lazy))
@@ -270,7 +194,7 @@ class _Binder:
             if not p.novalue:
                 self.fail("novalue() is not supported by this version", None, printed=False)
             desc, flags, meta = self.spec_desc(node.spec, DerivedDesc(
-                PmType.I32, PmSem.DISCRETE, PM_INDOM_NULL, _NO_UNITS), "NOVALUE", lazy)
+                PmType.I32, PmSem.DISCRETE, PM_INDOM_NULL, NO_UNITS), "NOVALUE", lazy)
             return BoundNode("NOVALUE", desc, left=meta, spec_flags=flags)
         self.fail(f"cannot bind {type(node).__name__}", None, printed=False)
         raise AssertionError
@@ -321,7 +245,7 @@ class _Binder:
             if arg_name not in _ANON_TYPES:
                 self.fail(f"type={arg_name} not allowed for anon()", None, printed=False)
             leaf = BoundNode("INTEGER", DerivedDesc(_ANON_TYPES[arg_name], PmSem.DISCRETE,
-                                                    PM_INDOM_NULL, _NO_UNITS), text=arg_name)
+                                                    PM_INDOM_NULL, NO_UNITS), text=arg_name)
             return BoundNode("ANON", left=leaf)
         arg = self.build(node.arg, kind, lazy or kind == "DEFINED")
         out = BoundNode(kind, left=arg)
@@ -333,7 +257,7 @@ class _Binder:
         is_double = isinstance(node.value, ast.Double)
         kind = "DOUBLE" if is_double else "INTEGER"
         base = DerivedDesc(PmType.DOUBLE if is_double else PmType.U32, PmSem.DISCRETE,
-                           PM_INDOM_NULL, _NO_UNITS)
+                           PM_INDOM_NULL, NO_UNITS)
         desc, flags, meta = self.spec_desc(node.spec, base, kind, lazy)
         if is_double and "type" in flags and desc.type not in (PmType.FLOAT, PmType.DOUBLE):
             self.fail("Incompatible floating point constant and type", None, printed=False)
@@ -387,7 +311,7 @@ class _Binder:
             assert node.left is not None
             node.defined = node.left.pmid is not None
             node.text = node.left.text          # libpcp keeps the name for printing
-            node.desc = DerivedDesc(PmType.U32, PmSem.DISCRETE, PM_INDOM_NULL, _NO_UNITS)
+            node.desc = DerivedDesc(PmType.U32, PmSem.DISCRETE, PM_INDOM_NULL, NO_UNITS)
             node.left = None
             return
         assert node.left is not None
@@ -412,7 +336,7 @@ class _Binder:
         node.bind = "both"
         if self.profile.novalue and parent is not None and parent.kind == "QUEST":
             assert parent.left is not None
-            guard = _static_guard(parent.left)
+            guard = static_guard(parent.left)
             node.bind = {1: "left", 0: "right"}.get(guard, "both")
         left, right = node.left, node.right
         if node.bind in ("left", "both"):
@@ -428,7 +352,7 @@ class _Binder:
         if self.profile.novalue:
             for side, hand in ((left, "left"), (right, "right")):
                 if node.bind in (hand, "both"):
-                    missing = _first_unbound(side)
+                    missing = first_unbound(side)
                     if missing is not None:
                         self.fail("Unknown metric for ternary expression", missing)
             if left.kind == "NOVALUE" or right.kind == "NOVALUE" or node.bind != "both":
@@ -553,9 +477,9 @@ class _Binder:
             if not counter_l and counter_r and (lu.dimCount or lu.dimTime or lu.dimSpace):
                 self.fail("Non-counter and not dimensionless for left operand", node)
         if kind in _ARITH:
-            desc = _map_units(node, desc)
+            desc = map_units(node, desc)
         else:
-            desc = replace(desc, units=_NO_UNITS)
+            desc = replace(desc, units=NO_UNITS)
         li, ri = ld.indom, rd.indom
         if not li.is_null and not ri.is_null and li != ri:
             self.fail("Operands should have the same instance domain", node)
@@ -564,137 +488,6 @@ class _Binder:
         elif not ri.is_null and li.is_null:
             desc = replace(desc, indom=ri)
         node.desc = desc
-
-
-_PROMOTION = (PmType.DOUBLE, PmType.FLOAT, PmType.U64, PmType.I64, PmType.U32)
-
-
-def promote(ltype: int, rtype: int) -> int:
-    """libpcp's promote[][] for two arithmetic types (DERIVE-BIND-10)."""
-    for t in _PROMOTION:
-        if ltype == t or rtype == t:
-            return t
-    return PmType.I32
-
-
-def _map_units(node: BoundNode, desc: DerivedDesc) -> DerivedDesc:
-    """libpcp's map_units for + - * /: scale reconciliation (setting the operands' scale
-    factors and the DOUBLE type), then the dimensions and scales of the result."""
-    left, right = node.left, node.right
-    assert left is not None and right is not None
-    lu, ru = left.desc.units, right.desc.units
-    out = {"dimSpace": desc.units.dimSpace, "dimTime": desc.units.dimTime,
-           "dimCount": desc.units.dimCount, "scaleSpace": desc.units.scaleSpace,
-           "scaleTime": desc.units.scaleTime, "scaleCount": desc.units.scaleCount,
-           "extraUnit": desc.units.extraUnit, "extraScale": desc.units.extraScale}
-    ptype = desc.type
-
-    def scale(operand: BoundNode, positive: bool, factor: int) -> None:
-        if positive:
-            operand.div = wrap(operand.div * factor, 32, True)
-        else:
-            operand.mul = wrap(operand.mul * factor, 32, True)
-
-    if lu.dimCount and ru.dimCount:
-        diff = lu.scaleCount - ru.scaleCount
-        if diff > 0:
-            for _ in range(diff):
-                scale(right, ru.dimCount > 0, 10)
-            ptype = PmType.DOUBLE
-        elif diff < 0:
-            out["scaleCount"] = ru.scaleCount
-            for _ in range(-diff):
-                scale(left, lu.dimCount > 0, 10)
-            ptype = PmType.DOUBLE
-    if lu.dimTime and ru.dimTime:
-        if lu.scaleTime > ru.scaleTime:
-            for k in range(ru.scaleTime, lu.scaleTime):
-                scale(right, ru.dimTime > 0, _time_factor(k))
-            ptype = PmType.DOUBLE
-        elif lu.scaleTime < ru.scaleTime:
-            out["scaleTime"] = ru.scaleTime
-            for k in range(lu.scaleTime, ru.scaleTime):
-                scale(left, ru.dimTime > 0, _time_factor(k))   # sic: the right's sign
-            ptype = PmType.DOUBLE
-    if lu.dimSpace and ru.dimSpace:
-        diff = lu.scaleSpace - ru.scaleSpace
-        if diff > 0:
-            for _ in range(diff):
-                scale(right, ru.dimSpace > 0, 1024)
-            ptype = PmType.DOUBLE
-        elif diff < 0:
-            out["scaleSpace"] = ru.scaleSpace
-            for _ in range(-diff):
-                scale(left, ru.dimSpace > 0, 1024)             # sic: the right's sign
-            ptype = PmType.DOUBLE
-    if node.kind == "STAR":
-        out["dimCount"] = lu.dimCount + ru.dimCount
-        out["dimTime"] = lu.dimTime + ru.dimTime
-        out["dimSpace"] = lu.dimSpace + ru.dimSpace
-    elif node.kind == "SLASH":
-        out["dimCount"] = lu.dimCount - ru.dimCount
-        out["dimTime"] = lu.dimTime - ru.dimTime
-        out["dimSpace"] = lu.dimSpace - ru.dimSpace
-    for axis in ("Count", "Time", "Space"):
-        if out["dim" + axis] != 0 and getattr(lu, "dim" + axis) == 0:
-            out["scale" + axis] = getattr(ru, "scale" + axis)
-    for axis in ("Count", "Time", "Space"):
-        if out["dim" + axis] == 0:
-            out["scale" + axis] = 0
-    # the pmUnits bit-fields are 4 bits wide: dimensions and scales wrap
-    units = PmUnits.from_word(PmUnits(**out).to_word())
-    return replace(desc, type=ptype, units=units)
-
-
-def _time_factor(k: int) -> int:
-    """libpcp's timefactor[k], k a time scale; past HOUR it reads beyond the array."""
-    return _TIME_FACTORS[k] if 0 <= k < len(_TIME_FACTORS) else 1
-
-
-def _static_guard(node: BoundNode) -> int:
-    """libpcp's eval_guard: 1/0 for a guard decidable at bind time, else -1."""
-    if node.kind == "DEFINED":
-        return 1 if node.defined else 0
-    if node.kind == "INTEGER":
-        return 0 if _atoi(node.text or "0") == 0 else 1
-    if node.kind == "NOT":
-        assert node.left is not None
-        g = _static_guard(node.left)
-        return g if g == -1 else 1 - g
-    if node.kind == "OR":
-        assert node.left is not None and node.right is not None
-        g = _static_guard(node.left)
-        return _static_guard(node.right) if g == 0 else g
-    if node.kind == "AND":
-        assert node.left is not None and node.right is not None
-        g = _static_guard(node.left)
-        return _static_guard(node.right) if g == 1 else g
-    return -1
-
-
-def _atoi(text: str) -> int:
-    """C's atoi on a decimal literal: strtol's value truncated to int."""
-    digits = ""
-    for ch in text.strip():
-        if ch.isdigit():
-            digits += ch
-        else:
-            break
-    return wrap(int(digits), 32, True) if digits else 0
-
-
-def _first_unbound(node: BoundNode) -> BoundNode | None:
-    """libpcp's check_metrics: the first operand name not found, honouring nested
-    ternaries' bindings."""
-    if node.left is not None and (node.kind != "COLON" or node.bind in ("left", "both")):
-        bad = _first_unbound(node.left)
-        if bad is not None:
-            return bad
-    if node.kind == "NAME" and node.pmid is None and node.derived is None:
-        return node
-    if node.right is not None and (node.kind != "COLON" or node.bind in ("right", "both")):
-        return _first_unbound(node.right)
-    return None
 
 
 def bind(node: ast.Node, name: str, metadata: _Metadata | Mapping[str, Any],
