@@ -10,7 +10,7 @@ differ between two runs with different heap fill bytes). Where the intended eval
 differs from libpcp a deviation must have been recorded for that metric and fetch.
 
 ``PCPCONFORM_DERIVE_EXAMPLES=N`` sets the number of random archives per referee of the
-property test (default 12, derandomized); ``PCPCONFORM_DERIVE_STATS=1`` prints counts.
+property test (default 25, derandomized); ``PCPCONFORM_DERIVE_STATS=1`` prints counts.
 """
 
 from __future__ import annotations
@@ -403,7 +403,7 @@ _KEYS = ("examples", "expressions", "bound", "errors", "fetches", "values", "uni
 STATS: dict[str, dict[str, int]] = {}
 
 
-@settings(max_examples=int(os.environ.get("PCPCONFORM_DERIVE_EXAMPLES", "12")), deadline=None,
+@settings(max_examples=int(os.environ.get("PCPCONFORM_DERIVE_EXAMPLES", "25")), deadline=None,
           derandomize=True, database=None,
           # shrinking costs a libpcp process per step: on request only
           phases=[Phase.explicit, Phase.generate]
