@@ -29,6 +29,7 @@ from pcpconform.oracles.derive.arithmetic import (
     Unpredictable,
     bin_op,
     origin_add,
+    pairs_key,
     timespec_seconds,
     typed,
 )
@@ -308,11 +309,22 @@ class Evaluator(Functions, Ternary):
         else:
             pairs = [(rvals[0][0], lvals[0][1], rvals[0][1])]
         for inst, lv, rv in pairs:
-            value = bin_op(rtype, kind, lv, left.desc.type, left.mul, left.div, rv,
-                           right.desc.type, right.mul, right.div)
-            out.append((inst, value))
+            # an unpredictable truth value is still 0 or 1: the result may not depend on it
+            results = [bin_op(rtype, kind, a, left.desc.type, left.mul, left.div, b,
+                              right.desc.type, right.mul, right.div)
+                       for a in _truth_values(left, lv) for b in _truth_values(right, rv)]
+            same = all(pairs_key([(0, r)]) == pairs_key([(0, results[0])]) for r in results)
+            out.append((inst, results[0] if same else UNPREDICTABLE))
         st.ivlist, st.numval = out, len(out)
         return st.numval
+
+
+def _truth_values(node: BoundNode, value: Any) -> list[Any]:
+    """The values an operand can have: an unpredictable result of a relational or boolean
+    operator is a U32 0 or 1; anything else unpredictable stays so."""
+    if value is UNPREDICTABLE and (node.kind in REL or node.kind in BOOL):
+        return [0, 1]
+    return [value]
 
 
 class DerivedView:
