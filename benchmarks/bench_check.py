@@ -27,7 +27,7 @@ from bench_decode import (
     measure,
 )
 
-from pcpconform.check.checker import check_archive
+from pcpconform.check.engine import check_archive
 
 
 def in_process(base: Path) -> None:

@@ -58,7 +58,7 @@ _LAZY = {
     "load_fixture": "pcpconform.fixtures.fixture",
     "parse_fixture": "pcpconform.fixtures.fixture",
     "generate_archive": "pcpconform.fixtures.generate",
-    "check_archive": "pcpconform.check.checker",
+    "check_archive": "pcpconform.check.engine",
     "Replay": "pcpconform.oracles.interp.replay",
     "interpolate": "pcpconform.oracles.interp.replay",
 }
@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from pcpconform.check.checker import check_archive
+    from pcpconform.check.engine import check_archive
     from pcpconform.dump.jsonl import write_jsonl
     from pcpconform.dump.text import write_text
     from pcpconform.dump.undump import undump

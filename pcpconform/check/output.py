@@ -54,11 +54,11 @@ def _information_uri() -> str:
     except metadata.PackageNotFoundError:  # pragma: no cover
         return _FALLBACK_URI
     for entry in meta.get_all("Project-URL") or []:
-        _, _, url = entry.partition(",")
+        _, _, url = str(entry).partition(",")
         if url.strip().startswith(("http://", "https://")):
             return url.strip()
-    home = meta.get("Home-page")
-    return home if home and home.startswith(("http://", "https://")) else _FALLBACK_URI
+    home = str((meta.get_all("Home-page") or [""])[0])
+    return home if home.startswith(("http://", "https://")) else _FALLBACK_URI
 
 
 def _plural(n: int, word: str) -> str:

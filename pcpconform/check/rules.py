@@ -13,7 +13,7 @@ from enum import Enum
 __all__ = ["Severity", "Rule", "RULES", "UNCHECKED_CLAUSES", "rule"]
 
 
-class Severity(str, Enum):
+class Severity(str, Enum):  # noqa: UP042 (StrEnum would change str() of a severity)
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
@@ -27,7 +27,7 @@ class Rule:
     summary: str
 
 
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO  # noqa: E741 (the table's columns)
 
 _TABLE: list[tuple[str, Severity, str, str]] = [
     ("check.internal", E, "FMT-CONF-1", "the checker stopped on an internal error (a bug: please report it)"),
@@ -37,7 +37,8 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("file.missing-volume", E, "FMT-FILE-2", "the archive has no data volume"),
     ("file.missing-index", W, "FMT-FILE-2", "the archive has no .index file"),
     ("file.name", E, "FMT-FILE-3", "a volume number is not canonical decimal (libpcp cannot open it)"),
-    ("file.duplicate", E, "FMT-COMPRESS-3", "two copies of .meta or .index (plain and compressed, or two compressions)"),
+    ("file.duplicate", E, "FMT-COMPRESS-3",
+     "two copies of .meta or .index (plain and compressed, or two compressions)"),
     ("file.duplicate-volume", W, "FMT-COMPRESS-3", "two copies of one data volume"),
     ("file.read", E, "FMT-COMPRESS-1", "a file cannot be read or decompressed"),
     ("file.decompress-limit", E, "FMT-COMPRESS-1", "a compressed file expands beyond the configured limit"),

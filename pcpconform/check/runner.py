@@ -148,9 +148,10 @@ def expand_inputs(args: Sequence[str]) -> tuple[list[Path], list[str]]:
 
 
 def default_check(base: Path, max_diagnostics: int | None) -> Report:
-    """The real checker, ``pcpconform.check.checker.check_archive``."""
-    checker = import_module("pcpconform.check.checker")
-    return checker.check_archive(base, max_diagnostics=max_diagnostics)
+    """The real checker, ``pcpconform.check.engine.check_archive``."""
+    engine = import_module("pcpconform.check.engine")
+    report: Report = engine.check_archive(base, max_diagnostics=max_diagnostics)
+    return report
 
 
 def _describe(exc: BaseException) -> str:

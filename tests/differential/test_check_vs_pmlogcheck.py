@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.check.checker import check_archive
+from pcpconform.check.engine import check_archive
 from pcpconform.check.corpus import ArchiveEdit, build_corpus
 from tests.conftest import needs_libpcp
 from tests.differential.libpcp import bridge, mutants

@@ -48,7 +48,7 @@ def test_example_fixture_is_byte_identical_to_pmi(tmp_path: Path, version: int) 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.check.checker import check_archive
+from pcpconform.check.engine import check_archive
 from pcpconform.extra.strategies import fixtures
 from pcpconform.io.rebuild import rebuild_archive
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp

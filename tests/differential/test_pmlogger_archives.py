@@ -61,7 +61,7 @@ def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Pat
 
 @pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
 def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
-    from pcpconform.check.checker import check_archive
+    from pcpconform.check.engine import check_archive
 
     report = check_archive(archives[name])
     assert report.errors == 0, [d for d in report.diagnostics if d.severity.value == "error"]

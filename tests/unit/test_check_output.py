@@ -1,7 +1,7 @@
 """``pcpconform check``: finding the archives, running the checker, the four output formats
 and the exit status.
 
-The checker itself (``pcpconform.check.checker``) is replaced by fakes that return crafted
+The checker itself (``pcpconform.check.engine``) is replaced by fakes that return crafted
 reports, so these tests pin down everything around it.
 """
 
@@ -87,10 +87,10 @@ def check_fn(base: Path, max_diagnostics: int | None) -> Report:
 
 @pytest.fixture
 def fake_checker(monkeypatch):
-    """Stand-in for pcpconform.check.checker (the real one may not exist yet)."""
-    module = types.ModuleType("pcpconform.check.checker")
+    """Stand-in for pcpconform.check.engine (the real one may not exist yet)."""
+    module = types.ModuleType("pcpconform.check.engine")
     module.check_archive = lambda path, *, max_diagnostics=None: crafted(Path(path), max_diagnostics)
-    monkeypatch.setitem(sys.modules, "pcpconform.check.checker", module)
+    monkeypatch.setitem(sys.modules, "pcpconform.check.engine", module)
     return module
 
 
@@ -445,7 +445,7 @@ def test_exit_status_2_for_missing_paths_but_the_rest_is_checked(tmp_path: Path,
 
 
 def test_exit_status_2_for_a_crash(tmp_path: Path, capsys, fake_checker) -> None:
-    code, out, err = run_cli(capsys, str(touch_archive(tmp_path / "crash1")),
+    code, _out, err = run_cli(capsys, str(touch_archive(tmp_path / "crash1")),
                              str(touch_archive(tmp_path / "clean1")))
     assert code == 2
     assert "crash1: not checked: the checker failed: RuntimeError: checker bug" in err
@@ -484,13 +484,13 @@ def test_output_file_and_formats(tmp_path: Path, capsys, fake_checker, fmt) -> N
 
 def test_output_to_an_impossible_file_is_status_2(tmp_path: Path, capsys, fake_checker) -> None:
     base = str(touch_archive(tmp_path / "clean1"))
-    code, out, err = run_cli(capsys, base, "--output", str(tmp_path / "no" / "such" / "dir" / "r"))
+    code, _out, err = run_cli(capsys, base, "--output", str(tmp_path / "no" / "such" / "dir" / "r"))
     assert code == 2 and "pcpconform check:" in err
 
 
 def test_quiet_text(tmp_path: Path, capsys, fake_checker) -> None:
     bases = [str(touch_archive(tmp_path / n)) for n in ("bad1", "clean1")]
-    code, out, err = run_cli(capsys, *bases, "-q")
+    code, out, _err = run_cli(capsys, *bases, "-q")
     assert code == 1
     assert len(out.splitlines()) == 3 and all(" error " in ln or " warning " in ln for ln in out.splitlines())
 
@@ -513,9 +513,9 @@ def test_jobs_option(tmp_path: Path, capsys, fake_checker, monkeypatch) -> None:
 
 
 def test_real_checker_on_a_generated_archive(tmp_path: Path, capsys, example) -> None:
-    """Once pcpconform.check.checker exists: a generated archive has no errors, and every
+    """Once pcpconform.check.engine exists: a generated archive has no errors, and every
     format holds what the checker said."""
-    pytest.importorskip("pcpconform.check.checker")
+    pytest.importorskip("pcpconform.check.engine")
     base = make(example, tmp_path / "example")
     code, out, err = run_cli(capsys, str(base), "--format", "json")
     doc = json.loads(out)

@@ -13,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check import corpus
-from pcpconform.check.checker import check_archive
+from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
-
-#: Cases the checker currently gets wrong: case name (without -vN) -> the bug.
-#: strict xfail, so a fix makes the test fail until the entry is removed.
-#: Cases the checker is known to get wrong, with why (strict xfail: a fix must remove them).
-KNOWN_CHECKER_BUGS: dict[str, str] = {}
 
 
 def _severity(code: str) -> Severity:
@@ -37,19 +32,6 @@ def _case_ids() -> list[str]:
     return [f"{c.name}-v{v}" for c in corpus.CASES for v in c.versions]
 
 
-def _stem(name: str) -> str:
-    return name.rsplit("-v", 1)[0]
-
-
-def _params() -> list:
-    out = []
-    for name in _case_ids():
-        bug = KNOWN_CHECKER_BUGS.get(_stem(name))
-        marks = [pytest.mark.xfail(strict=True, reason=bug)] if bug else []
-        out.append(pytest.param(name, marks=marks, id=name))
-    return out
-
-
 def test_manifest_is_written_and_complete(built) -> None:
     out, manifest = built
     on_disk = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -65,7 +47,7 @@ def test_manifest_is_written_and_complete(built) -> None:
         assert entry["name"] == Path(entry["archive"]).parent.name
 
 
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", _case_ids())
 def test_case_reports_expected_codes(built, name: str) -> None:
     out, manifest = built
     entry = next(c for c in manifest["cases"] if c["name"] == name)

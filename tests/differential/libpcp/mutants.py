@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pcpconform.check.checker import check_archive
+from pcpconform.check.engine import check_archive
 from pcpconform.check.corpus import ArchiveEdit, build_corpus, shifted, ts_bytes
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive

@@ -1,0 +1,98 @@
+"""The validator's engine: every rule of rules.py applied to one archive, past any defect.
+
+One pass per file, one record in memory at a time: .meta first, then the data volumes in
+order, then the index, then the rules that need the whole archive; each pass leaves what
+later ones need in the shared state (state.py). Framing damage ends the pass over that file
+(no resynchronisation is trustworthy), but the other files are still checked; a record
+that frames correctly but does not decode is reported and the pass goes on to the next.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+from pcpconform.check.crossfile import check_crossfile
+from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, Report
+from pcpconform.check.files import discover
+from pcpconform.check.index import check_index
+from pcpconform.check.labels import check_label
+from pcpconform.check.meta import check_meta
+from pcpconform.check.results import check_volume
+from pcpconform.check.rules import RULES, Severity
+from pcpconform.check.state import Context
+from pcpconform.check.values import ValueChecks
+from pcpconform.errors import FormatError
+from pcpconform.format.schema import PM_LOG_VOL_META, PM_LOG_VOL_TI
+from pcpconform.io.reader import Component
+
+__all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT"]
+
+#: A compressed component may expand to at most this many bytes (compression bombs).
+DEFAULT_DECOMPRESS_LIMIT = 8 << 30
+
+
+def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None = None,
+                  decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT) -> Report:
+    """Check one archive (base name or any of its files); never raises for bad input."""
+    base = Path(path)
+    report = Report(str(base), max_diagnostics=max_diagnostics)
+    started = time.perf_counter()
+    try:
+        _run(Context(base, report, decompress_limit))
+    except DiagnosticLimit:
+        pass
+    except Exception as exc:  # a bug of ours must not look like a clean archive
+        report.diagnostics.append(_internal(base, exc))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _internal(base: Path, exc: BaseException) -> Diagnostic:
+    return Diagnostic("check.internal", Severity.ERROR, base.name, None, None, None,
+                      f"the check stopped on an internal error: {type(exc).__name__}: {exc}",
+                      RULES["check.internal"].clause)
+
+
+def _run(ctx: Context) -> None:
+    files = discover(ctx)
+    if files is None:
+        return
+    meta, index, volumes = files
+    if meta is not None:
+        _pass(ctx, meta, PM_LOG_VOL_META, lambda comp: check_meta(ctx, comp))
+    values = ValueChecks(ctx)
+    for vol in sorted(volumes):
+        _pass(ctx, volumes[vol], vol, partial(check_volume, ctx, values, vol=vol, first=vol == min(volumes)))
+    if index is not None:
+        _pass(ctx, index, PM_LOG_VOL_TI, lambda comp: check_index(ctx, comp))
+    check_crossfile(ctx)
+
+
+def _pass(ctx: Context, path: Path, vol: int, check: Callable[[Component], None]) -> None:
+    """Open one file, check its label, then its records (unless it cannot be opened)."""
+    with _component(ctx, path, vol) as comp:
+        if comp is not None:
+            check(comp)
+
+
+@contextmanager
+def _component(ctx: Context, path: Path, vol: int) -> Iterator[Component | None]:
+    """An opened component with its label checked, or None (reported) if it cannot open."""
+    comp = Component(path, max_bytes=ctx.decompress_limit)
+    try:
+        comp.__enter__()
+    except FormatError as exc:
+        ctx.reader_error(exc)
+        comp.__exit__()
+        yield None
+        return
+    try:
+        check_label(ctx, comp, vol)
+        yield comp
+    finally:
+        comp.__exit__()

@@ -1,0 +1,124 @@
+"""The temporal index: entries against the .meta file and data volumes (FMT-INDEX).
+
+The index is checked last, when the offsets and timestamps of every .meta record and
+every result are known.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from typing import Any
+
+from pcpconform.check.state import Context
+from pcpconform.errors import FormatError
+from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE
+from pcpconform.io.reader import Component
+
+__all__ = ["check_index"]
+
+
+def check_index(ctx: Context, comp: Component) -> None:
+    """Check every entry of an opened .index file."""
+    _IndexPass(ctx, LABEL_SIZE[comp.version]).run(comp)
+
+
+class _IndexPass:
+    def __init__(self, ctx: Context, lsize: int) -> None:
+        self.ctx = ctx
+        self.st = ctx.st
+        self.lsize = lsize                                   # label size: the first offset
+        self.indexed: set[tuple[int, int]] = set()           # (volume, off_data) of every entry
+        self._running_max: dict[int, list[int]] = {}
+        self._meta_starts: set[int] | None = None
+
+    def run(self, comp: Component) -> None:
+        ctx, version = self.ctx, comp.version
+        prev = None
+        count = 0
+        try:
+            for number, offset, e in comp.index_entries():
+                count += 1
+                self.entry(comp.name, number, offset, e, prev)
+                prev = e
+        except FormatError as exc:
+            ctx.reader_error(exc)
+        if comp.trailing:
+            ctx.add("index.partial", comp.name, f"{len(comp.trailing[0])} bytes of a partial entry "
+                    f"(entries are {INDEX_ENTRY_SIZE[version]} bytes)",
+                    offset=self.lsize + count * INDEX_ENTRY_SIZE[version])
+        if count == 0:
+            ctx.add("index.empty", comp.name, ".index holds no entry (libpcp: empty archive)")
+        for vol in sorted(self.st.volumes)[1:]:
+            if self.st.volumes[vol].offsets and (vol, self.lsize) not in self.indexed:
+                ctx.add("volume.switch-unindexed", comp.name, f"volume {vol} starts with no index entry")
+
+    def entry(self, f: str, n: int, offset: int, e: Any, prev: Any) -> None:
+        ctx, st = self.ctx, self.st
+        where = {"record": n, "offset": offset}
+        ctx.time(e.timestamp, f, n, offset, "index.timestamp")
+        if e.timestamp.sec < 0:
+            ctx.add("time.fraction", f, f"negative timestamp {e.timestamp}", field="index.timestamp", **where)
+        if st.start is not None and e.timestamp < st.start:
+            ctx.add("index.before-start", f, f"timestamp {e.timestamp} before the archive start",
+                    field="index.timestamp", **where)
+        if e.vol < 0:
+            ctx.add("index.vol", f, f"volume {e.vol}", field="index.vol", **where)
+        elif e.vol not in st.volumes:
+            ctx.add("index.vol-missing", f, f"volume {e.vol} does not exist", field="index.vol", **where)
+        self._meta_offset(f, where, e)
+        self._data_offset(f, where, e)
+        m = bisect.bisect_left(st.meta_offsets, e.off_meta)
+        if m and self._latest(st.meta_stamps, m) > e.timestamp.total_nsec():
+            ctx.add("index.invariant", f, f"a .meta record before off_meta {e.off_meta} is later than {e.timestamp}",
+                    field="index.off_meta", **where)
+        if prev is not None:
+            if e.timestamp < prev.timestamp:
+                ctx.add("index.time-order", f, f"timestamp {e.timestamp} before {prev.timestamp}",
+                        field="index.timestamp", **where)
+            if e.vol < prev.vol:
+                ctx.add("index.vol-order", f, f"volume {e.vol} after {prev.vol}", field="index.vol", **where)
+            elif e.vol == prev.vol and (e.off_data < prev.off_data or e.off_meta < prev.off_meta):
+                ctx.add("index.offset-order", f, "offsets decrease within one volume", field="index", **where)
+
+    def _meta_offset(self, f: str, where: dict[str, Any], e: Any) -> None:
+        meta_end = self.st.meta_size
+        if meta_end is None:
+            return
+        if not self.lsize <= e.off_meta <= meta_end:
+            self.ctx.add("index.offset", f, f"off_meta {e.off_meta} outside {self.lsize}..{meta_end}",
+                         field="index.off_meta", **where)
+        elif e.off_meta != meta_end and e.off_meta not in self._meta_record_starts():
+            self.ctx.add("index.boundary", f, f"off_meta {e.off_meta} is not the start of a .meta record",
+                         field="index.off_meta", **where)
+
+    def _data_offset(self, f: str, where: dict[str, Any], e: Any) -> None:
+        info = self.st.volumes.get(e.vol)
+        if info is None:
+            return
+        if not self.lsize <= e.off_data <= info.size:
+            self.ctx.add("index.offset", f, f"off_data {e.off_data} outside {self.lsize}..{info.size} "
+                         f"of volume {e.vol}", field="index.off_data", **where)
+        else:
+            k = bisect.bisect_left(info.offsets, e.off_data)
+            if e.off_data not in (info.end, info.size) and (k == len(info.offsets) or info.offsets[k] != e.off_data):
+                self.ctx.add("index.boundary", f, f"off_data {e.off_data} is not the start of a record",
+                             field="index.off_data", **where)
+            t = e.timestamp.total_nsec()
+            if k and info.stamps and self._latest(info.stamps, min(k, len(info.stamps))) > t:
+                self.ctx.add("index.invariant", f, f"a record before off_data {e.off_data} is later than "
+                             f"{e.timestamp}", field="index.off_data", **where)
+        self.indexed.add((e.vol, e.off_data))
+
+    def _latest(self, stamps: list[int], count: int) -> int:
+        """The latest of the first ``count`` stamps; running maxima computed once per list
+        (the index pass runs after the lists are complete)."""
+        running = self._running_max.get(id(stamps))
+        if running is None:
+            running = self._running_max[id(stamps)] = list(itertools.accumulate(stamps, max))
+        return running[count - 1]
+
+    def _meta_record_starts(self) -> set[int]:
+        if self._meta_starts is None:
+            self._meta_starts = set(self.st.meta_records)
+        return self._meta_starts

@@ -1,0 +1,87 @@
+"""Data volumes: result records, their framing, times and marks (FMT-RESULT, FMT-FRAME-5).
+
+Results go through the bulk decoder; a result it finds canonical (the writer's layout) is
+known to satisfy the per-value storage rules, so only instances, times and counters are
+checked for it (values.py), while any other result is also walked field by field
+(structure.py).
+"""
+
+from __future__ import annotations
+
+from pcpconform.check.state import Context, VolumeInfo
+from pcpconform.check.structure import walk_result
+from pcpconform.check.values import ValueChecks
+from pcpconform.errors import FormatError
+from pcpconform.format.schema import LABEL_SIZE, structs
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.reader import Component, RawRecord
+
+__all__ = ["check_volume"]
+
+_STAMP_AT = 4                            # a result's timestamp follows its length word
+#: decoder codes that are rules of their own; any other decoding failure is result.decode
+_DECODER_RULES = ("result.valfmt", "result.dptr")
+
+
+def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, first: bool) -> None:
+    """Check every record of an opened data volume."""
+    info = ctx.st.volumes[vol] = VolumeInfo(comp.path)
+    version = comp.version
+    types = {pmid: d.type for pmid, d in ctx.st.descs.items()}
+    count = 0
+    end = LABEL_SIZE[version]
+    try:
+        for rec in comp.records():
+            count += 1
+            end = rec.offset + len(rec.data)
+            info.offsets.append(rec.offset)
+            _result(ctx, values, rec, version, types, info)
+    except FormatError as exc:
+        ctx.reader_error(exc)
+    if comp.trailing:
+        ctx.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
+                "the last record", offset=end)
+    info.end = end
+    info.size = end + len(b"".join(comp.trailing))
+    if version == 2 and info.size > 0x7FFFFFFF:
+        ctx.add("file.too-large", comp.name, f"{info.size} bytes; v2 offsets are 32-bit")
+    ctx.report.bytes_checked += info.size
+    if count == 0:
+        code = "file.empty" if first else "file.empty-volume"
+        ctx.add(code, comp.name, "the volume holds only its label")
+
+
+def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, types: dict[int, int],
+            info: VolumeInfo) -> None:
+    st, f, i = ctx.st, rec.file, rec.index
+    if len(rec.data) % 4:
+        ctx.add("frame.align", f, f"record length {len(rec.data)} is not a multiple of 4",
+                record=i, offset=rec.offset, field="len")
+    try:
+        res = decode_result(rec, version, types)
+    except FormatError as exc:
+        code = exc.code if exc.code in _DECODER_RULES else "result.decode"
+        ctx.add(code, f, exc.message, record=i, offset=exc.location.offset, field=exc.location.field)
+        walk_result(ctx, rec, version)
+        st.counters.clear()  # an unreadable record is a gap, as libpcp sees it
+        return
+    stamp = res.timestamp
+    ns = stamp.total_nsec()
+    info.stamps.append(ns)
+    ctx.time(stamp, f, i, rec.offset + _STAMP_AT, "result.timestamp", version)
+    if st.last_result is not None and ns < st.last_result:
+        ctx.add("result.time-order", f, f"timestamp {stamp} is earlier than the previous result's",
+                record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
+    if st.start is not None and stamp < st.start:
+        ctx.add("result.before-start", f, f"timestamp {stamp} is before the archive start {st.start}",
+                record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
+    st.last_result = ns if st.last_result is None else max(ns, st.last_result)
+    if res.is_mark:
+        if len(rec.data) != structs(version).mark_size:
+            ctx.add("result.mark-size", f, f"a mark of {len(rec.data)} bytes", record=i, offset=rec.offset)
+        st.counters.clear()  # counters restart after a gap
+        return
+    if not res.canonical:
+        walk_result(ctx, rec, version)
+    for k, vs in enumerate(res.vsets):
+        values.check(rec, k, vs, stamp)

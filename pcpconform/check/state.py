@@ -1,0 +1,85 @@
+"""What the passes over one archive share: what earlier files said, and where findings go.
+
+The engine reads .meta first, then the data volumes, then the index, so each pass can use
+what the earlier ones recorded here (descriptors, instance domains, record offsets and
+timestamps). ``Context.add`` is the one way a finding reaches the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pcpconform.check.diagnostics import Report
+from pcpconform.check.rules import RULES
+from pcpconform.errors import FormatError
+from pcpconform.format.pmtypes import Timestamp
+from pcpconform.io.reader import RawRecord
+
+__all__ = ["VolumeInfo", "ArchiveState", "Context", "IndomHistory"]
+
+#: One instance domain over time: (timestamp ns, instance ids, {id: name}) in time order.
+IndomHistory = list[tuple[int, frozenset[int], dict[int, bytes]]]
+
+
+@dataclass
+class VolumeInfo:
+    """What the index pass needs to know of one data volume."""
+
+    path: Path
+    offsets: list[int] = field(default_factory=list)        # record start offsets
+    stamps: list[int] = field(default_factory=list)         # their timestamps (ns)
+    size: int = 0
+    end: int = 0                                            # end of the last whole record
+
+
+@dataclass
+class ArchiveState:
+    """Facts gathered by one pass for the passes after it."""
+
+    version: int = 0
+    start: Timestamp | None = None
+    descs: dict[int, Any] = field(default_factory=dict)
+    names: dict[bytes, int] = field(default_factory=dict)
+    indoms: dict[int, IndomHistory] = field(default_factory=dict)
+    meta_offsets: list[int] = field(default_factory=list)   # timestamped .meta records
+    meta_stamps: list[int] = field(default_factory=list)    # and their timestamps (ns)
+    meta_size: int | None = None                  # None: .meta missing or unreadable
+    meta_records: list[int] = field(default_factory=list)   # every record's offset
+    text_idents: list[tuple[int, int, RawRecord]] = field(default_factory=list)
+    volumes: dict[int, VolumeInfo] = field(default_factory=dict)
+    last_result: int | None = None
+    valfmts: dict[int, int] = field(default_factory=dict)
+    counters: dict[int, tuple[tuple[int, ...], tuple[Any, ...]]] = field(default_factory=dict)
+
+
+class Context:
+    """One archive being checked: its state, its report and the labels seen so far."""
+
+    def __init__(self, base: Path, report: Report, decompress_limit: int) -> None:
+        self.base = base
+        self.report = report
+        self.decompress_limit = decompress_limit
+        self.st = ArchiveState()
+        #: file name -> (archive version, parsed label), in the order the files were opened
+        self.labels: dict[str, tuple[int, Any]] = {}
+
+    def add(self, code: str, file: str, message: str, **where: Any) -> None:
+        self.report.add(code, file, message, **where)
+
+    def reader_error(self, exc: FormatError) -> None:
+        """Report what the reader raised; its codes are rule codes."""
+        loc = exc.location
+        # anything that is not a rule (a label that does not decode) is a read failure
+        code = exc.code if exc.code in RULES else "file.read"
+        self.add(code, loc.file, exc.message, record=loc.record, offset=loc.offset, field=loc.field)
+
+    def time(self, ts: Timestamp, file: str, record: int | None, offset: int | None, fld: str,
+             version: int | None = None) -> None:
+        """time.fraction: the fraction of a second is out of range for the version."""
+        version = version or self.st.version
+        bad = ts.nsec < 0 or (ts.nsec >= 1_000_000_000) or (version == 2 and ts.nsec % 1000)
+        if bad or (version == 2 and ts.usec >= 1_000_000):
+            self.add("time.fraction", file, f"fraction of a second out of range in {ts}",
+                     record=record, offset=offset, field=fld)
