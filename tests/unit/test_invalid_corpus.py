@@ -16,6 +16,8 @@ from pcpconform.check import corpus
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 
+ROOT = Path(__file__).resolve().parents[2]
+
 
 def _severity(code: str) -> Severity:
     return RULES[code].severity
@@ -83,7 +85,7 @@ def test_every_error_code_is_covered_or_explained(built) -> None:
 
 def test_readme_is_current(built) -> None:
     _, manifest = built
-    readme = corpus.README
+    readme = ROOT / corpus.README
     assert readme.exists(), "run: python -m pcpconform.check.corpus --readme"
     assert readme.read_text(encoding="utf-8") == corpus.render_readme(manifest), (
         "corpus/invalid/README.md is stale: python -m pcpconform.check.corpus --readme")

@@ -1,0 +1,34 @@
+"""The invalid corpus: one-fault archives, each made from a valid generated archive.
+
+Every case starts from an archive that ``pcpconform.fixtures.generate`` writes from a bundled
+fixture (``example`` or ``events``, see ``pcpconform.fixtures.bundled_fixture``), in version 2
+and/or 3, and applies one fault by editing bytes at offsets found by parsing the archive
+(``pcpconform.io.reader`` framing, ``pcpconform.format.schema`` layouts). Where the fault
+changes a record's length, the record is rebuilt with the schema and the index offsets after
+it are moved by the same amount, so that the fault stays the only one. Each case names the
+diagnostic codes the validator must report: its error codes exactly, its warning and info
+codes at least.
+
+    python -m pcpconform.check.corpus OUTDIR            # build the corpus and OUTDIR/manifest.json
+    python -m pcpconform.check.corpus --readme [FILE]   # write the corpus README (table of cases)
+
+``OUTDIR/manifest.json`` is an object: ``cases`` (a list of ``{"name", "archive", "fault",
+"expect", "clause"}``, plus ``"options"`` for the keyword arguments of ``check_archive`` a case
+needs), ``valid`` (the untouched originals, which must check clean) and ``uncovered`` (error
+codes no byte edit can produce, each with the reason).
+
+Modules: ``edit`` (ArchiveEdit and the record helpers), ``registry`` (Case, CASES, UNCOVERED),
+``cases_*`` (the faults by area), ``build`` (build_corpus, render_readme, main).
+"""
+
+# The cases register themselves on import, and this order is the order of the manifest;
+# any import of a submodule runs this file first, so the order always holds.
+# isort: off
+from pcpconform.check.corpus import cases_files, cases_labels, cases_meta  # noqa: F401
+from pcpconform.check.corpus import cases_results, cases_index  # noqa: F401
+# isort: on
+from pcpconform.check.corpus.build import README, build_corpus, main, render_readme
+from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.check.corpus.registry import CASES, UNCOVERED, Case
+
+__all__ = ["Case", "CASES", "UNCOVERED", "ArchiveEdit", "README", "build_corpus", "render_readme", "main"]
