@@ -85,3 +85,22 @@ def test_max_diagnostics_stops_early(tmp_path: Path, pristine) -> None:
     (tmp_path / "a.7").write_bytes(b"junk")
     report = check_archive(tmp_path / "a", max_diagnostics=1)
     assert len(report.diagnostics) == 1 and report.truncated
+
+
+def test_counter_stored_as_another_type_is_reported_not_a_crash(tmp_path: Path, pristine) -> None:
+    """A counter's value in a block of another type (here STRING) cannot be compared with the
+    previous value: it is value.vtype, and the check goes on (it used to stop with
+    check.internal on comparing bytes with an int)."""
+    from pcpconform.check.corpus import ArchiveEdit
+    from pcpconform.check.corpus.edit import Block
+    from pcpconform.format.pmtypes import PmType
+
+    ed = ArchiveEdit(pristine["example-v3"])
+    res = ed.result(3)
+    vs = ed.vset(res, "60.0.4")       # disk.dev.read_bytes, a U64 counter
+    vs.values = [(inst, Block(PmType.STRING, b.vbuf)) for inst, b in vs.values]
+    ed.put_result(3, res)
+    ed.save(tmp_path / "a")
+    report = check_archive(tmp_path / "a")
+    assert "check.internal" not in report.codes(), report.diagnostics
+    assert "value.vtype" in report.codes()
