@@ -1,10 +1,12 @@
-"""The vectorised Replay.schedule (oracle/fastinterp.py) against the per-fetch reference path:
-the same Samples, value for value, type for type, bit for bit."""
+"""The vectorised Replay.schedule (pcpconform/oracles/interp/vectorised.py) against the
+per-fetch reference path: the same Samples, value for value, type for type, bit for bit; the
+vectorised path really taken, its fallbacks typed and counted, and any other error raised."""
 
 from __future__ import annotations
 
 import math
 import struct
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,11 @@ from hypothesis import strategies as st
 from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import vectorised as fastinterp
-from pcpconform.oracles.interp.replay import DEVIATIONS, NoValue, Replay, _sub_parts, _sub_parts_exact
+from pcpconform.oracles.interp.model import DEVIATIONS, NoValue, sub_parts, sub_parts_exact
+from pcpconform.oracles.interp.replay import Replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -39,8 +42,32 @@ def view(samples: list) -> list:
 
 
 def state(r: Replay) -> tuple:
-    return (r._prev_time, r._before, r._positioned, r.direction,
-            {p: bool(h) for p, h in r._prev_had.items()})
+    st = r.fetch_state()
+    return (st.prev_time, st.before, st.positioned, r.direction,
+            {p: bool(h) for p, h in st.prev_had.items()})
+
+
+_EXACT_COUNTER = {PmType.I32: 1 << 31, PmType.U32: 1 << 32, PmType.I64: 1 << 52, PmType.U64: 1 << 52}
+
+
+def ordinary(a: Archive) -> bool:
+    """Records in time order, every counter value one whose interpolation doubles represent
+    exactly (integers within 2^52, floats well inside float32's range): the vectorised path
+    computes every series of such an archive itself."""
+    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    if stamps != sorted(stamps):
+        return False
+    for res in a.results():
+        for vs in res.vsets:
+            desc = a.desc(vs.pmid)
+            if desc.sem != PmSem.COUNTER or vs.numval <= 0:
+                continue
+            for v in vs.columns[1]:
+                if desc.type in _EXACT_COUNTER and not abs(v) <= _EXACT_COUNTER[desc.type]:
+                    return False
+                if desc.type in (PmType.FLOAT, PmType.DOUBLE) and not abs(float(v)) < 1e30:
+                    return False
+    return True
 
 
 def check(base: Path, start: Timestamp, delta: int, count: int, rules: str,
@@ -48,7 +75,8 @@ def check(base: Path, start: Timestamp, delta: int, count: int, rules: str,
     a = Archive(base)
     pmids = [int(d.pmid) for d in a.descs()]
     fast, ref = (Replay(a, pmids, rules=rules, emulate=emulate) for _ in range(2))
-    for sched in [(start, delta, count)] + ([again] if again else []):
+    schedules = [(start, delta, count)] + ([again] if again else [])
+    for sched in schedules:
         try:
             want = ref.schedule_reference(*sched)
         except Exception as exc:            # e.g. a FLOAT counter beyond float32 range
@@ -60,6 +88,18 @@ def check(base: Path, start: Timestamp, delta: int, count: int, rules: str,
         got = fast.schedule(*sched)
         assert view(got) == view(want)
         assert state(fast) == state(ref)
+    # which path computed it: the vectorised one for every schedule without emulation
+    stats = fast.stats
+    if emulate:
+        assert (stats.vectorised, stats.reference) == (0, len(schedules))
+        assert not stats.fallbacks and not stats.series_fallbacks
+        return
+    assert (stats.vectorised, stats.reference) == (len(schedules), 0)
+    assert stats.fallbacks == Counter()      # these archives have their marks in order
+    if ordinary(a):
+        assert stats.series_fallbacks == Counter()
+    else:
+        assert set(stats.series_fallbacks) <= {fastinterp.VALUES_INEXACT, fastinterp.RESULT_INEXACT}
 
 
 def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]:
@@ -156,30 +196,174 @@ def test_fast_schedule_equals_reference_wide(tmp_path_factory, data, rules) -> N
     check(base, *draw_schedule(data, a), rules, ())
 
 
-def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch) -> None:
-    """schedule() really uses fastinterp without emulation, and the reference with it."""
+def _counter_archive(tmp_path: Path, samples: list[dict], ptype: str = "u64") -> tuple[Archive, int]:
     doc = {"archive": {"version": 3, "hostname": "h", "timezone": "UTC"},
-           "metrics": [{"name": "m.c", "pmid": "245.0.1", "type": "u64", "sem": "counter"}],
-           "samples": [{"time": 1700000000, "values": {"m.c": 0}},
-                       {"time": 1700000010, "values": {"m.c": 100}}]}
+           "metrics": [{"name": "m.c", "pmid": "245.0.1", "type": ptype, "sem": "counter"},
+                       {"name": "m.i", "pmid": "245.0.2", "type": "32", "sem": "instant"}],
+           "samples": samples}
     base = tmp_path / "a"
     generate_archive(parse_fixture(doc), base)
+    a = Archive(base)
+    return a, int(a.desc("m.c").pmid)
+
+
+def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch) -> None:
+    """schedule() really uses the vectorised path without emulation (and counts it), the
+    reference with it."""
+    a, pmid = _counter_archive(tmp_path, [{"time": 1700000000, "values": {"m.c": 0}},
+                                          {"time": 1700000010, "values": {"m.c": 100}}])
     calls = []
     real = fastinterp.schedule
     monkeypatch.setattr(fastinterp, "schedule", lambda *a: calls.append(1) or real(*a))
+    replay = Replay(a, [pmid])
+    samples = replay.schedule(Timestamp(1700000001), 10**9, 5)
+    assert calls == [1]
+    assert (replay.stats.vectorised, replay.stats.reference) == (1, 0)
+    assert not replay.stats.fallbacks and not replay.stats.series_fallbacks
+    assert [s.values[pmid][-1] for s in samples] == [10, 20, 30, 40, 50]
+    emulating = Replay(a, [pmid], emulate=DEVIATIONS)
+    emulating.schedule(Timestamp(1700000001), 10**9, 5)
+    assert calls == [1]
+    assert (emulating.stats.vectorised, emulating.stats.reference) == (0, 1)
+
+
+@pytest.mark.parametrize("where", ["_schedule", "_series_values", "_counter", "_Bounds"])
+def test_an_error_in_the_vectorised_path_propagates(tmp_path: Path, monkeypatch, where: str) -> None:
+    """No silent fallback: only VectorisedFallback sends a schedule to the reference path;
+    a crash anywhere in the vectorised path reaches the caller."""
+    a, pmid = _counter_archive(tmp_path, [{"time": 1700000000, "values": {"m.c": 0, "m.i": 1}},
+                                          {"time": 1700000010, "values": {"m.c": 100, "m.i": 2}}])
+
+    def planted(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(fastinterp, where, planted)
+    replay = Replay(a, [pmid, int(a.desc("m.i").pmid)])
+    with pytest.raises(RuntimeError, match="planted"):
+        replay.schedule(Timestamp(1700000001), 10**9, 5)
+    assert replay.stats.reference == 0 and not replay.stats.fallbacks
+    assert replay.fetch_state().prev_time is None      # nothing half-applied
+
+
+def test_marks_out_of_order_fall_back_whole_and_counted(tmp_path: Path) -> None:
+    """Records out of time order put the marks out of order: the vectorised path declines
+    the schedule (VectorisedFallback), the reference computes it, the reason is counted."""
+    a, pmid = _counter_archive(tmp_path, [{"time": 1700000000, "values": {"m.c": 0}},
+                                          {"time": 1700000020, "values": {"m.c": 200}},
+                                          {"mark": True},
+                                          {"time": 1700000010, "values": {"m.c": 100}},
+                                          {"mark": True},
+                                          {"time": 1700000030, "values": {"m.c": 300}}])
+    replay = Replay(a, [pmid])
+    with pytest.raises(fastinterp.VectorisedFallback) as info:
+        fastinterp.schedule(replay, replay.fetch_state(), Timestamp(1700000001), 3 * 10**9, 10)
+    assert info.value.reason == fastinterp.MARKS_OUT_OF_ORDER
+    replay.schedule(Timestamp(1700000001), 3 * 10**9, 10)
+    replay.schedule(Timestamp(1700000030), -10**9, 4)
+    assert replay.stats.fallbacks == Counter({fastinterp.MARKS_OUT_OF_ORDER: 2})
+    assert (replay.stats.vectorised, replay.stats.reference) == (0, 2)
+
+
+@pytest.mark.parametrize(("samples", "ptype", "reason"), [
+    # records out of time order (no marks): both series by value_at
+    ([{"time": 1700000000, "values": {"m.c": 0}}, {"time": 1700000020, "values": {"m.c": 200}},
+      {"time": 1700000010, "values": {"m.c": 100}}, {"time": 1700000030, "values": {"m.c": 300}}],
+     "u64", fastinterp.TIMES_OUT_OF_ORDER),
+    # U64 counter values beyond 2^52: the conversions to double are not exact
+    ([{"time": 1700000000, "values": {"m.c": 1 << 60}}, {"time": 1700000010, "values": {"m.c": (1 << 60) + 7}}],
+     "u64", fastinterp.VALUES_INEXACT),
+    # a FLOAT counter whose difference overflows float32
+    ([{"time": 1700000000, "values": {"m.c": -3.0e38}}, {"time": 1700000010, "values": {"m.c": 3.0e38}}],
+     "float", fastinterp.RESULT_INEXACT),
+])
+def test_irregular_series_fall_back_alone_and_counted(tmp_path: Path, samples: list[dict], ptype: str,
+                                                      reason: str) -> None:
+    """A series the vectorised path cannot prove exact is computed by value_at, alone (the
+    schedule stays vectorised), counted by reason, with the reference's values."""
+    for sample in samples:
+        sample["values"]["m.i"] = 1
+    a, pmid = _counter_archive(tmp_path, samples, ptype)
+    pmids = [pmid, int(a.desc("m.i").pmid)]
+    fast, ref = Replay(a, pmids), Replay(a, pmids)
+    sched = (Timestamp(1700000001), 2 * 10**9, 16)
+    assert view(fast.schedule(*sched)) == view(ref.schedule_reference(*sched))
+    assert (fast.stats.vectorised, fast.stats.reference) == (1, 0)
+    assert fast.stats.fallbacks == Counter()
+    # the instant metric is logged in the same records: only out-of-order times touch it
+    n = 2 if reason == fastinterp.TIMES_OUT_OF_ORDER else 1
+    assert fast.stats.series_fallbacks == Counter({reason: n})
+
+
+def _benchmark_like() -> dict:
+    """benchmarks/bench_interp.py's archive in small: counters, instants and discretes of
+    every numeric type and strings, over two 10-instance domains and a 3-instance one,
+    every 10 s, discretes every 6th result, a mark and a 30-minute gap every 40 results."""
+    types = ["32", "u32", "64", "u64", "float", "double"]
+    metrics, k = [], 0
+    for sem in ("counter", "instant", "discrete"):
+        for ty in types:
+            for indom in (None, "245.1", "245.2", "245.3"):
+                metrics.append({"name": f"b.{sem}.{ty}.{k}", "pmid": f"245.0.{k}", "type": ty,
+                                "sem": sem, **({"indom": indom} if indom else {})})
+                k += 1
+    metrics.append({"name": "b.string", "pmid": f"245.0.{k}", "type": "string", "sem": "instant"})
+    sizes = {"245.1": 10, "245.2": 10, "245.3": 3}
+    samples: list[dict] = []
+    sec = 1_700_000_000
+    for n in range(120):
+        if n and n % 40 == 0:
+            samples.append({"mark": True})
+            sec += 1800
+        sec += 10
+        values: dict[str, Any] = {}
+        for m in metrics:
+            if ".discrete." in m["name"] and n % 6 and n % 40:
+                continue
+            if m["type"] == "string":
+                if n % 6 == 0:
+                    values[m["name"]] = f"s{n}"
+                continue
+            v = 1000 * n + 7 * (n % 13) if ".counter." in m["name"] else (n * 37) % 101
+            if m["type"] in ("float", "double"):
+                v = v / 4
+            values[m["name"]] = {f"i{i}": v + i for i in range(sizes[m["indom"]])} if "indom" in m else v
+        samples.append({"time": sec, "values": values})
+    return {"archive": {"version": 3, "hostname": "h", "timezone": "UTC"}, "metrics": metrics,
+            "indoms": [{"indom": d, "instances": {f"i{i}": i for i in range(n)}} for d, n in sizes.items()],
+            "samples": samples}
+
+
+@pytest.fixture(scope="module")
+def bench_like(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("bench") / "b"
+    generate_archive(parse_fixture(_benchmark_like()), base)
+    return base
+
+
+@pytest.mark.parametrize("rules", ["pcp-6.0", "pcp-6.3"])
+@pytest.mark.parametrize("direction", [1, -1])
+def test_benchmark_like_archive_is_all_vectorised(bench_like: Path, rules: str, direction: int) -> None:
+    """An archive shaped like the benchmark's: every schedule and every series vectorised,
+    no fallback at all, the reference's values."""
+    base = bench_like
     a = Archive(base)
-    samples = Replay(a, [int(a.desc("m.c").pmid)]).schedule(Timestamp(1700000001), 10**9, 5)
-    assert calls == [1]
-    assert [s.values[int(a.desc("m.c").pmid)][-1] for s in samples] == [10, 20, 30, 40, 50]
-    Replay(a, [int(a.desc("m.c").pmid)], emulate=DEVIATIONS).schedule(Timestamp(1700000001), 10**9, 5)
-    assert calls == [1]
+    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    delta = direction * 7_777_777_777
+    start = Timestamp.from_nsec(stamps[0] + 1 if direction > 0 else stamps[-1] - 1)
+    count = (stamps[-1] - stamps[0]) // abs(delta)
+    check(base, start, delta, count, rules, ())
+    replay = Replay(a, [int(d.pmid) for d in a.descs()], rules=rules)
+    replay.schedule(start, delta, count)
+    assert replay.stats.vectorised == 1 and replay.stats.reference == 0
+    assert replay.stats.fallbacks == Counter() and replay.stats.series_fallbacks == Counter()
+    assert ordinary(a)
 
 
 @settings(max_examples=3000, deadline=None)
 @given(dsec=st.integers(-(1 << 62), 1 << 62) | st.integers(-100, 100),
        dnsec=st.integers(-999_999_999, 999_999_999) | st.integers(-1000, 1000))
 def test_time_difference_integer_form_equals_fractions(dsec: int, dnsec: int) -> None:
-    got, want = _sub_parts.__wrapped__(dsec, dnsec), _sub_parts_exact(dsec, dnsec)
+    got, want = sub_parts.__wrapped__(dsec, dnsec), sub_parts_exact(dsec, dnsec)
     assert struct.pack("<d", got) == struct.pack("<d", want) and not math.isnan(got)
 
 
@@ -203,9 +387,6 @@ for sample in TIES["samples"]:
 def test_midpoints_and_rounding_equal_reference(tmp_path: Path, rules: str, delta: int) -> None:
     """Fetches on exact midpoints (INTERP-VAL-4/5 ties) and counter quotients with
     non-trivial rounding, for every numeric type and semantics."""
-    from pcpconform.fixtures.fixture import parse_fixture
-    from pcpconform.fixtures.generate import generate_archive
-
     base = tmp_path / "ties"
     generate_archive(parse_fixture(TIES), base)
     start = Timestamp(1700000000) if delta > 0 else Timestamp(1700000070)
@@ -214,10 +395,6 @@ def test_midpoints_and_rounding_equal_reference(tmp_path: Path, rules: str, delt
 
 def test_float_counter_beyond_float32_is_infinite(tmp_path: Path) -> None:
     """INTERP-VAL-7: (float) of a value beyond FLT_MAX is infinity, as in C; no exception."""
-    from pcpconform.fixtures.fixture import parse_fixture
-    from pcpconform.fixtures.generate import generate_archive
-    from pcpconform.oracles.interp.replay import NoValue
-
     doc = {"archive": {"version": 3, "hostname": "h", "timezone": "UTC", "interval": 10},
            "metrics": [{"name": "f.c", "pmid": "245.0.1", "type": "float", "sem": "counter"}],
            "samples": [{"time": 1700000000, "values": {"f.c": -3.0e38}},

@@ -19,109 +19,34 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
-import contextlib
-import functools
-import gc
 import itertools
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
-from pcpconform.format.cnum import NUMERIC_TYPES, c_int, c_uint, f32, long_double_seconds, round_bits, wrap
-from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
-from pcpconform.format.values import F32
+from pcpconform.format.cnum import NUMERIC_TYPES
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.model import (
+    CALIPER,
+    DEVIATIONS,
+    EDGE,
+    RULE_SETS,
+    FetchState,
+    Lifetimes,
+    NoValue,
+    Sample,
+    ScheduleStats,
+    Series,
+    VectorisedFallback,
+    counter_value,
+    gc_paused,
+    timestamp_sub,
+)
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
-RULE_SETS = ("pcp-6.0", "pcp-6.3")
-#: libpcp's known departures from the rules, by name -> the spec clause that describes them.
-#: The oracle computes the rules; ``emulate`` asks it to reproduce a deviation instead.
-DEVIATIONS = {
-    "nonnumeric-exact-hit": "INTERP-DEV-1",
-    "mark-first-fetch": "INTERP-DEV-2",
-    "discrete-stale-next": "INTERP-DEV-3",
-}
-_CALIPER = 16          # libpcp's HASH_THRESHOLD: lifetime checks for indoms this large
-_EDGE = 0.001          # fetches within 1 ms outside the archive still interpolate
-
-
-@dataclass(frozen=True)
-class NoValue:
-    """Why an instance has no value at a time."""
-
-    reason: str        # "no prior", "no next", "mark", "counter across mark", "not alive"
-
-
-@dataclass
-class Sample:
-    """One fetch: its time, or end-of-log, and per metric the values by instance."""
-
-    time: Timestamp
-    eol: bool = False
-    values: dict[int, dict[int, Any]] = field(default_factory=dict)   # pmid -> inst -> value|NoValue
-
-
-def counter_value(ptype: int, p: Any, n: Any, f: float, d: float) -> Any:
-    """libpcp's counter interpolation of prior p and next n, f seconds after the prior,
-    d seconds between them (INTERP-VAL-2; no $PCP_COUNTER_WRAP). Results out of the
-    type's range convert as C does on x86-64 (INTERP-VAL-7)."""
-    if ptype == PmType.I32:
-        delta = wrap(n - p, 32, True)
-        return c_int(0.5 + p + (f * delta) / d, 32)
-    if ptype == PmType.U32:
-        if n >= p:
-            return c_uint(0.5 + p + f * (n - p) / d, 32)
-        return c_uint(0.5 + p - f * (p - n) / d, 32)
-    if ptype == PmType.I64:
-        delta = wrap(n - p, 64, True)
-        return c_int(0.5 + float(p) + f * float(delta) / d, 64)
-    if ptype == PmType.U64:
-        # libpcp holds U64 bounds in signed 64-bit variables: compare and subtract signed
-        ps, ns = wrap(p, 64, True), wrap(n, 64, True)
-        if ns >= ps:
-            return c_uint(0.5 + float(ps) + f * float(wrap(ns - ps, 64, True)) / d, 64)
-        return c_uint(0.5 + float(ps) - f * float(wrap(ps - ns, 64, True)) / d, 64)
-    if ptype == PmType.FLOAT:
-        return F32(f32(float(p) + f * f32(float(n) - float(p)) / d))
-    return float(p) + f * (float(n) - float(p)) / d
-
-
-@dataclass
-class _Series:
-    times: list[float] = field(default_factory=list)      # start-relative (INTERP-TIME-1)
-    values: list[Any] = field(default_factory=list)
-
-
-def _sub_parts_exact(dsec: int, dnsec: int) -> float:
-    """_sub_parts with Fractions: the definition (tests check _sub_parts against it)."""
-    whole = round_bits(dsec + round_bits(Fraction(dnsec, 1_000_000_000), 64), 64)
-    return float(whole)                      # float(Fraction) rounds to nearest, as (double)
-
-
-_sub_parts = functools.lru_cache(maxsize=1 << 16)(long_double_seconds)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Any:
-    """No cyclic garbage collection while bulk-building acyclic containers (the pass and
-    the fast schedule make ~10^6 of them; a collection scans them all to free nothing)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _sub(a: Timestamp, b: Timestamp) -> float:
-    """a - b in seconds exactly as libpcp's __pmTimestampSub computes it on x86-64:
-    ``(double)(dsec + (long double)dnsec / 1e9L)``, i.e. the nanosecond quotient and the sum
-    in 80-bit extended precision (64-bit mantissa), then rounded to double (INTERP-TIME-1)."""
-    return _sub_parts(a.sec - b.sec, a.nsec - b.nsec)
+NO_NUMPY = "no numpy"          # a whole-schedule fallback reason (ScheduleStats.fallbacks)
 
 
 class Replay:
@@ -142,7 +67,7 @@ class Replay:
         self.rules = rules
         self.start = archive.start
         self.descs = {int(p): archive.desc(int(p)) for p in pmids}
-        self.series: dict[tuple[int, int], _Series] = {}
+        self.series: dict[tuple[int, int], Series] = {}
         self.marks: list[float] = []
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
@@ -155,13 +80,14 @@ class Replay:
             if entry is not None:
                 self.seeked_from = entry
                 results = archive.results_from(entry.vol, entry.off_data)
-        with _gc_paused():
+        with gc_paused():
             self._collect(archive, results)
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
-        self._prev_time: float | None = None
-        self._before: float | None = None     # the previous fetch time, for value_at
-        self._prev_had: dict[int, bool] = {}
+        # what one fetch leaves for the next; the before field is the previous fetch time,
+        # for value_at (INTERP-DEV-1)
+        self._fetch = FetchState()
+        self.stats = ScheduleStats()
         # libpcp's remembered upper bound per (pmid, inst): only refreshed when an event
         # at or after the fetch time exists (INTERP-DEV-3)
         self._held_next: dict[tuple[int, int], tuple[float, Any]] = {}
@@ -169,7 +95,6 @@ class Replay:
         self._no_search = False
         self.direction = 1                   # sign of the schedule's interval
         self._index = [(self.rel(e.timestamp), e) for e in index]
-        self._positioned: float | None = None   # INTERP-DEV-2: the first fetch's index point
         # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
@@ -231,7 +156,7 @@ class Replay:
                         entries.append((seq, t, insts, values))
                 seq += 1
         self.end, self.last = end, last
-        found: dict[tuple[int, int], tuple[tuple[int, int], _Series]] = {}
+        found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
         for pmid, entries in pending.items():
             for insts, group in itertools.groupby(entries, key=operator.itemgetter(2)):
                 run = list(group)
@@ -240,7 +165,7 @@ class Replay:
                         for pos, (inst, value) in enumerate(zip(insts, values)):
                             sr = found.get((pmid, inst))
                             if sr is None:
-                                sr = found[(pmid, inst)] = ((order, pos), _Series())
+                                sr = found[(pmid, inst)] = ((order, pos), Series())
                             sr[1].times.append(t)
                             sr[1].values.append(value)
                     continue
@@ -248,16 +173,16 @@ class Replay:
                 for pos, (inst, column) in enumerate(zip(insts, zip(*[e[3] for e in run]))):
                     sr = found.get((pmid, inst))
                     if sr is None:
-                        sr = found[(pmid, inst)] = ((run[0][0], pos), _Series())
+                        sr = found[(pmid, inst)] = ((run[0][0], pos), Series())
                     sr[1].times.extend(times)
                     sr[1].values.extend(column)
         # in order of first appearance, as a record-by-record pass would insert them
-        for key, (_, sr) in sorted(found.items(), key=lambda item: item[1][0]):
-            self.series[key] = sr
+        for key, (_, series) in sorted(found.items(), key=lambda item: item[1][0]):
+            self.series[key] = series
 
     def rel(self, ts: Timestamp) -> float:
         """Seconds from the archive start, computed as libpcp does (in double)."""
-        return _sub(ts, self.start)
+        return timestamp_sub(ts, self.start)
 
     def _candidates(self, desc: Any) -> list[int]:
         if desc.indom.is_null:
@@ -268,14 +193,28 @@ class Replay:
                 seen.setdefault(inst, None)
         return list(seen)
 
-    def _lifetime_table(self, desc: Any) -> dict[int, tuple[float | None, float | None]] | None:
+    def lifetimes(self, pmid: int) -> Lifetimes | None:
+        """INTERP-EXIST-2's table for metric ``pmid``: per instance (first record listing it,
+        first later record omitting it); None when its domain has no lifetimes."""
+        return self._lifetimes.get(pmid)
+
+    def fetch_state(self) -> FetchState:
+        """A copy of what the fetches so far leave for the next one."""
+        return self._fetch.copy()
+
+    def set_fetch_state(self, state: FetchState) -> None:
+        """Continue as if the fetches so far had left ``state`` (a whole schedule computed
+        elsewhere hands its end state back through this)."""
+        self._fetch = state.copy()
+
+    def _lifetime_table(self, desc: Any) -> Lifetimes | None:
         """INTERP-EXIST-2 per instance: (first record listing it, first later record
         omitting it); None when the domain never reaches 16 instances (no lifetimes)."""
         history = self.archive.indom_history(desc.indom) if not desc.indom.is_null else []
-        if not history or max(len(r.instances) for r in history) < _CALIPER:
+        if not history or max(len(r.instances) for r in history) < CALIPER:
             return None
         stamps = [(self.rel(r.timestamp), r.instances) for r in history]
-        table: dict[int, tuple[float | None, float | None]] = {}
+        table: Lifetimes = {}
         for inst in self.instances[int(desc.pmid)]:
             first = next((t for t, insts in stamps if inst in insts), None)
             gone = None if first is None else min(
@@ -284,7 +223,7 @@ class Replay:
         return table
 
     def _alive(self, desc: Any, inst: int, t: float) -> bool:
-        table = self._lifetimes.get(int(desc.pmid))
+        table = self.lifetimes(int(desc.pmid))
         if table is None:
             return True
         first, gone = table.get(inst, (None, None))
@@ -300,7 +239,7 @@ class Replay:
         m = bisect.bisect_left(marks, t)
         return before, (marks[m] if m < len(marks) else None)
 
-    def _bounds(self, s: _Series | None, t: float,
+    def _bounds(self, s: Series | None, t: float,
                 marks: tuple[float | None, float | None] | None = None
                 ) -> tuple[tuple[float, Any] | None, tuple[float, Any] | None]:
         """(prior, next) events: (time, value) for an observation, (time, None) for a mark."""
@@ -338,12 +277,12 @@ class Replay:
             return stamps[-1]
         return stamps[j] if stamps[j] - t <= t - stamps[j - 1] else stamps[j - 1]
 
-    def _first_fetch_bound(self, s: _Series | None, t: float) -> tuple[str, tuple[float, Any]] | None:
+    def _first_fetch_bound(self, s: Series | None, t: float) -> tuple[str, tuple[float, Any]] | None:
         """INTERP-DEV-2: the bound libpcp's first positioning sets while skipping marks:
         reading forwards from the index point up to t (non-positive interval) gives the
         latest observation in [point, t] as prior; reading backwards from an index point
         after t (positive interval) gives the earliest observation in (t, point) as next."""
-        g = self._positioned
+        g = self._fetch.positioned
         if g is None or s is None:
             return None
         m = bisect.bisect_left(self.marks, t)
@@ -359,7 +298,7 @@ class Replay:
                 return "next", (s.times[j], s.values[j])
         return None
 
-    def _first_fetch_bounds(self, pmid: int, inst: int, series: _Series | None, t: float,
+    def _first_fetch_bounds(self, pmid: int, inst: int, series: Series | None, t: float,
                             prior: Any, nxt: Any) -> tuple[Any, Any]:
         key = (pmid, inst)
         held = self._held_pair.get(key)
@@ -402,7 +341,7 @@ class Replay:
                     self._exhausted.add(key)
         return quiet
 
-    def _event_before(self, s: _Series | None, t: float) -> Any:
+    def _event_before(self, s: Series | None, t: float) -> Any:
         """The value of the latest event strictly before t (INTERP-DEV-1)."""
         obs = None
         if s is not None:
@@ -417,13 +356,12 @@ class Replay:
     def value_at(self, pmid: int, inst: int, t: float,
                  marks: tuple[float | None, float | None] | None = None) -> Any:
         desc = self.descs[pmid]
-        if self._lifetimes.get(pmid) is not None and not self._alive(desc, inst, t):
+        if self.lifetimes(pmid) is not None and not self._alive(desc, inst, t):
             return NoValue("not alive")
         series = self.series.get((pmid, inst))
         prior, nxt = self._bounds(series, t, marks)
-        if self._positioned is not None or self._held_pair:
-            if "mark-first-fetch" in self.emulate:
-                prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
+        if (self._fetch.positioned is not None or self._held_pair) and "mark-first-fetch" in self.emulate:
+            prior, nxt = self._first_fetch_bounds(pmid, inst, series, t, prior, nxt)
         held = None
         if self._tracks_next:
             held = self._held_next.get((pmid, inst))
@@ -448,7 +386,7 @@ class Replay:
         if ptype not in NUMERIC_TYPES:
             if (held is not None and held[0] == t and held[1] is not None and tp == t
                     and "nonnumeric-exact-hit" in self.emulate and self._no_search
-                    and self._before is not None and self._before < t):
+                    and self._fetch.before is not None and self._fetch.before < t):
                 return self._event_before(series, t)    # INTERP-DEV-1
             return p
         if tp == t:
@@ -466,19 +404,19 @@ class Replay:
     def fetch(self, when: Timestamp) -> Sample:
         """What one INTERP fetch at ``when`` returns (updates the mark-crossing state)."""
         t = self.rel(when)
-        prev, self._prev_time = self._prev_time, t
-        self._before = prev
-        self._positioned = None
+        prev, self._fetch.prev_time = self._fetch.prev_time, t
+        self._fetch.before = prev
+        self._fetch.positioned = None
         if prev is None and "mark-first-fetch" in self.emulate:
-            self._positioned = self._index_point(t)
+            self._fetch.positioned = self._index_point(t)
             # any metric-instance the positioning leaves unbounded makes libpcp scan past
             # the skipped marks, which then bound every instance as the rules say
-            if self._positioned is not None and any(
+            if self._fetch.positioned is not None and any(
                     self._first_fetch_bound(self.series.get((pmid, inst)), t) is None
                     for pmid in self.descs for inst in self.instances[pmid]
-                    if self._lifetimes.get(pmid) is None or self._alive(self.descs[pmid], inst, t)):
-                self._positioned = None
-        if t < -_EDGE or t - self.end > _EDGE:   # libpcp compares the difference
+                    if self.lifetimes(pmid) is None or self._alive(self.descs[pmid], inst, t)):
+                self._fetch.positioned = None
+        if t < -EDGE or t - self.end > EDGE:   # libpcp compares the difference
             return Sample(when, eol=True)
         if prev is None:
             between: list[float] = []
@@ -497,11 +435,11 @@ class Replay:
             values: dict[int, Any] = {}
             if desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
                 values = {}
-            elif desc.sem == PmSem.COUNTER and crossed and self._prev_had.get(pmid):
+            elif desc.sem == PmSem.COUNTER and crossed and self._fetch.prev_had.get(pmid):
                 values = {inst: NoValue("counter across mark") for inst in self.instances[pmid]}
             else:
                 values = {inst: value_at(pmid, inst, t, marks) for inst in self.instances[pmid]}
-            self._prev_had[pmid] = any(not isinstance(v, NoValue) for v in values.values())
+            self._fetch.prev_had[pmid] = any(not isinstance(v, NoValue) for v in values.values())
             sample.values[pmid] = values
         return sample
 
@@ -509,28 +447,35 @@ class Replay:
     def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
         """Fetch ``count`` times from ``start`` every ``interval_nsec`` (either sign).
 
-        Without emulated deviations this takes the vectorised path (``fastinterp``), which
-        gives exactly what ``schedule_reference`` (one ``fetch`` after another) gives."""
-        if not self.emulate:
-            try:
-                from pcpconform.oracles.interp import vectorised as fastinterp
-            except ImportError:                 # no numpy: the reference path
-                fastinterp = None               # type: ignore[assignment]
-            if fastinterp is not None:
-                state = (self._prev_time, self._before, self._positioned, dict(self._prev_had))
-                try:
-                    self.direction = 1 if interval_nsec > 0 else -1
-                    with _gc_paused():
-                        return fastinterp.schedule(self, start, interval_nsec, count)
-                except Exception:               # whatever it is, the reference path decides
-                    self._prev_time, self._before, self._positioned, prev_had = state
-                    self._prev_had = prev_had
-        return self.schedule_reference(start, interval_nsec, count)
+        Without emulated deviations this takes the vectorised path, which gives exactly what
+        ``schedule_reference`` (one ``fetch`` after another) gives. It declines a schedule
+        only by raising ``VectorisedFallback`` (or when numpy is missing); each such fallback,
+        and each series it hands back to ``value_at``, is counted in ``self.stats``. Any other
+        exception propagates."""
+        self.direction = 1 if interval_nsec > 0 else -1
+        if self.emulate:                    # the deviations are modelled per fetch only
+            return self.schedule_reference(start, interval_nsec, count)
+        try:
+            from pcpconform.oracles.interp import vectorised
+        except ImportError:                 # numpy is an optional dependency
+            self.stats.fallbacks[NO_NUMPY] += 1
+            return self.schedule_reference(start, interval_nsec, count)
+        try:
+            with gc_paused():
+                result = vectorised.schedule(self, self.fetch_state(), start, interval_nsec, count)
+        except VectorisedFallback as declined:
+            self.stats.fallbacks[declined.reason] += 1
+            return self.schedule_reference(start, interval_nsec, count)
+        self.set_fetch_state(result.state)
+        self.stats.vectorised += 1
+        self.stats.series_fallbacks.update(result.series_fallbacks)
+        return result.samples
 
     def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
         """``schedule`` one ``fetch`` at a time: the reference the fast path is tested against."""
         at = start.total_nsec()
         self.direction = 1 if interval_nsec > 0 else -1
+        self.stats.reference += 1
         out = []
         for _ in range(count):
             out.append(self.fetch(Timestamp.from_nsec(at)))

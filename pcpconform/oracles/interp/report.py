@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import typed_value
 from pcpconform.dump.text import value_text, when_text
 from pcpconform.format.pmtypes import PmID, PmSem, PmType
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp.replay import NoValue, Sample
+from pcpconform.oracles.interp.model import NoValue, Sample
 
 __all__ = ["samples_json", "write_json", "write_text", "write_csv"]
 
@@ -27,7 +28,10 @@ def _names(archive: Archive, desc: Any, s: Sample) -> dict[int, str]:
     return names
 
 
-def _rows(archive: Archive, s: Sample, rate: bool):
+_Row = tuple[int, str, Any, int, list[tuple[int, str | None, Any]]]
+
+
+def _rows(archive: Archive, s: Sample, rate: bool) -> Iterator[_Row]:
     """(pmid, metric name, desc, value type, [(inst, name, value)]) per metric of a sample."""
     for pmid, insts in s.values.items():
         desc = archive.desc(pmid)

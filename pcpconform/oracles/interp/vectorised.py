@@ -13,13 +13,20 @@ whose values stay within 2^52 (so every int -> double conversion and difference 
 FLOAT/DOUBLE counters with finite values and finite, non-NaN results (no NaN payloads, no
 float32 overflow, which raises in the reference), times in order. Anything else (other
 values, strings as counters, unsorted times, ...) is computed by ``value_at`` for that
-series, and any exception sends the whole schedule to the reference path.
+series, and counted by reason (``Result.series_fallbacks``). Marks out of order decline the
+whole schedule with ``VectorisedFallback``; nothing else is caught: any other exception is
+a bug and propagates.
+
+The module reads the replay only through ``ReplayView`` (public attributes and methods) and
+takes and returns the ``FetchState`` explicitly; the Replay applies the returned state.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +34,23 @@ import numpy as np
 from pcpconform.format.cnum import NUMERIC_TYPES
 from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.oracles.interp.model import (
+    EDGE,
+    FetchState,
+    NoValue,
+    ReplayView,
+    Sample,
+    VectorisedFallback,
+)
+
+__all__ = ["Result", "schedule", "SERIES_REASONS"]
+
+#: why one series is computed by ``value_at`` instead (counted per reason)
+TIMES_OUT_OF_ORDER = "times out of order"
+VALUES_INEXACT = "values not exact in double"
+RESULT_INEXACT = "result not provably exact"
+SERIES_REASONS = (TIMES_OUT_OF_ORDER, VALUES_INEXACT, RESULT_INEXACT)
+MARKS_OUT_OF_ORDER = "marks out of order"
 
 _EXACT_INT = 1 << 52            # integer counter values within this stay exact in doubles
 _NOT_ALIVE, _NO_PRIOR, _MARK, _NO_NEXT = 1, 2, 3, 4
@@ -34,8 +58,6 @@ _F64 = np.float64
 
 
 def _no_values() -> list[Any]:
-    from pcpconform.oracles.interp.replay import NoValue
-
     return [None, NoValue("not alive"), NoValue("no prior"), NoValue("mark"), NoValue("no next")]
 
 
@@ -47,7 +69,7 @@ def _c_int(x: np.ndarray, bits: int) -> np.ndarray:
     return np.where(ok, t, float(low)).astype(np.int64)
 
 
-_EXACT_RANGE = {PmType.I32: (-(1 << 31), (1 << 31) - 1), PmType.U32: (0, (1 << 32) - 1),
+_EXACT_RANGE: dict[int, tuple[int, int]] = {PmType.I32: (-(1 << 31), (1 << 31) - 1), PmType.U32: (0, (1 << 32) - 1),
               PmType.I64: (-_EXACT_INT, _EXACT_INT), PmType.U64: (0, _EXACT_INT)}
 
 
@@ -71,6 +93,12 @@ def _numbers(values: list[Any], ptype: int) -> np.ndarray | None:
     return None
 
 
+def _listed(a: np.ndarray) -> list[Any]:
+    """The array as Python numbers (int64/uint64 -> int, float64 -> float)."""
+    out: list[Any] = a.tolist()
+    return out
+
+
 def _counter(ptype: int, P: np.ndarray, N: np.ndarray, f: np.ndarray, d: np.ndarray) -> list[Any] | None:
     """counter_value over arrays (same operations, same order), or None if not provably equal."""
     if P.size == 0:
@@ -80,7 +108,7 @@ def _counter(ptype: int, P: np.ndarray, N: np.ndarray, f: np.ndarray, d: np.ndar
     if ptype == PmType.I32:
         delta = ((N - P + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
         x = (0.5 + P.astype(_F64)) + (f * delta.astype(_F64)) / d
-        return _c_int(x, 32).tolist()
+        return _listed(_c_int(x, 32))
     if ptype in (PmType.U32, PmType.U64):
         # (U64 values are within 2^52 here: their signed view is themselves)
         ge = N >= P
@@ -88,13 +116,13 @@ def _counter(ptype: int, P: np.ndarray, N: np.ndarray, f: np.ndarray, d: np.ndar
         base = 0.5 + P.astype(_F64)
         x = np.where(ge, base + q, base - q)
         if ptype == PmType.U32:
-            return (_c_int(x, 64) & 0xFFFFFFFF).tolist()
+            return _listed(_c_int(x, 64) & 0xFFFFFFFF)
         if not bool(np.all(x < 2.0 ** 63)):
             return None
-        return _c_int(x, 64).view(np.uint64).tolist()
+        return _listed(_c_int(x, 64).view(np.uint64))
     if ptype == PmType.I64:
         x = (0.5 + P.astype(_F64)) + (f * (N - P).astype(_F64)) / d
-        return _c_int(x, 64).tolist()
+        return _listed(_c_int(x, 64))
     if ptype == PmType.FLOAT:
         a = (N - P).astype(np.float32)
         if not bool(np.all(np.isfinite(a))):
@@ -108,7 +136,7 @@ def _counter(ptype: int, P: np.ndarray, N: np.ndarray, f: np.ndarray, d: np.ndar
         x = P + (f * (N - P)) / d
         if bool(np.any(np.isnan(x))):
             return None
-        return x.tolist()
+        return _listed(x)
     return None
 
 
@@ -175,15 +203,26 @@ class _Bounds:
         self.next_obs = has_no & ~next_mark
 
 
-def _series_values(replay: Any, pmid: int, desc: Any, inst: int, fx: _Fetches,
-                   bounds: _Bounds, novalue: list[Any]) -> tuple[list[Any], np.ndarray]:
+@dataclass
+class Result:
+    """A schedule's samples, the fetch state it leaves, and the series it handed to
+    ``value_at`` (by reason)."""
+
+    samples: list[Sample]
+    state: FetchState
+    series_fallbacks: Counter[str] = field(default_factory=Counter)
+
+
+def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fetches,
+                   bounds: _Bounds, novalue: list[Any],
+                   fallbacks: Counter[str]) -> tuple[list[Any], np.ndarray]:
     """(values per fetch, has-a-value mask) for one metric-instance over the fetches."""
     if not bounds.ok:
-        return _scalar(replay, pmid, inst, fx)
+        return _scalar(replay, pmid, inst, fx, TIMES_OUT_OF_ORDER, fallbacks)
     v = fx.t
     sem, ptype = desc.sem, desc.type
     codes = bounds.codes
-    table = replay._lifetimes.get(pmid)
+    table = replay.lifetimes(pmid)
     if table is not None:
         first, gone = table.get(inst, (None, None))
         if first is None:
@@ -214,11 +253,11 @@ def _series_values(replay: Any, pmid: int, desc: Any, inst: int, fx: _Fetches,
                 P = _numbers(list(map(getter, pi[cm].tolist())), ptype)
                 N = _numbers(list(map(getter, nj[cm].tolist())), ptype)
                 if P is None or N is None:
-                    return _scalar(replay, pmid, inst, fx)
+                    return _scalar(replay, pmid, inst, fx, VALUES_INEXACT, fallbacks)
                 tp = tpo[cm]
                 computed = _counter(ptype, P, N, v[cm] - tp, tno[cm] - tp)
                 if computed is None:
-                    return _scalar(replay, pmid, inst, fx)
+                    return _scalar(replay, pmid, inst, fx, RESULT_INEXACT, fallbacks)
         elif replay.rules == "pcp-6.0":
             sel = np.where(hit_n, nj, pi)
         else:
@@ -240,39 +279,30 @@ def _series_values(replay: Any, pmid: int, desc: Any, inst: int, fx: _Fetches,
     return list(map(source.__getitem__, idx.tolist())), valid
 
 
-def _scalar(replay: Any, pmid: int, inst: int, fx: _Fetches) -> tuple[list[Any], np.ndarray]:
-    from pcpconform.oracles.interp.replay import NoValue
-
+def _scalar(replay: ReplayView, pmid: int, inst: int, fx: _Fetches, reason: str,
+            fallbacks: Counter[str]) -> tuple[list[Any], np.ndarray]:
+    """One series by the reference ``value_at`` (pure without emulated deviations)."""
+    fallbacks[reason] += 1
     value_at = replay.value_at
     vals = [value_at(pmid, inst, t, mb) for t, mb in zip(fx.times, fx.mark_bounds())]
     return vals, np.array([not isinstance(x, NoValue) for x in vals], dtype=bool)
 
 
-def schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> list[Any]:
-    """What ``count`` successive ``replay.fetch`` calls return, for a replay without
-    emulated deviations (the caller checks); leaves the replay's state as they would."""
+def schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_nsec: int,
+             count: int) -> Result:
+    """What ``count`` successive fetches from ``state`` return, for a replay without emulated
+    deviations (the caller checks), and the state they leave. Raises ``VectorisedFallback``
+    for a schedule it does not compute."""
     with np.errstate(all="ignore"):         # overflow and NaN are checked where they matter
-        return _schedule(replay, start, interval_nsec, count)
+        return _schedule(replay, state, start, interval_nsec, count)
 
 
-def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> list[Any]:
-    from pcpconform.oracles.interp.replay import _EDGE, NoValue, Sample
-
-    assert not replay.emulate
-    at = start.total_nsec()
-    whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
-    rel = replay.rel
-    times = [rel(w) for w in whens]
-    end = replay.end
-    eol = [t < -_EDGE or t - end > _EDGE for t in times]
-    marks = replay.marks
-    if any(b < a for a, b in zip(marks, marks[1:])):
-        raise ValueError("marks out of order")       # the reference path copes with them
-
-    # INTERP-EXIST-3: a mark between the previous fetch (end of log or not) and this one
+def _crossings(times: list[float], eol: list[bool], marks: list[float],
+               prev: float | None) -> tuple[list[float], list[bool]]:
+    """The fetches that are not end-of-log, and for each whether a mark lies between the
+    previous fetch (end of log or not) and it, in the direction of travel (INTERP-EXIST-3)."""
     live: list[float] = []
     crossed: list[bool] = []
-    prev = replay._prev_time
     for t, gone in zip(times, eol):
         if not gone:
             live.append(t)
@@ -283,9 +313,26 @@ def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> 
             else:
                 crossed.append(bisect.bisect_left(marks, prev) > bisect.bisect_left(marks, t))
         prev = t
+    return live, crossed
+
+
+def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_nsec: int,
+              count: int) -> Result:
+    at = start.total_nsec()
+    whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
+    rel = replay.rel
+    times = [rel(w) for w in whens]
+    end = replay.end
+    eol = [t < -EDGE or t - end > EDGE for t in times]
+    marks = replay.marks
+    if any(b < a for a, b in itertools.pairwise(marks)):
+        raise VectorisedFallback(MARKS_OUT_OF_ORDER)     # bisect needs them sorted
+
+    live, crossed = _crossings(times, eol, marks, state.prev_time)
     K = len(live)
     fx = _Fetches(live, marks)
     novalue = _no_values()
+    fallbacks: Counter[str] = Counter()
     across = NoValue("counter across mark")
     pmids = list(replay.descs)
     per_pmid: list[list[dict[int, Any]]] = []
@@ -310,7 +357,8 @@ def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> 
                 if bounds is None:
                     bounds = _Bounds(observed, fx, desc.sem)
                     shared[len(shared)] = (observed, bounds)
-                vals, valid = _series_values(replay, pmid, desc, inst, fx, bounds, novalue)
+                vals, valid = _series_values(replay, pmid, desc, inst, fx, bounds, novalue,
+                                             fallbacks)
                 cols.append(vals)
                 masks.append(valid)
             dicts = list(map(dict, map(zip, itertools.repeat(insts, K), zip(*cols))))
@@ -319,7 +367,7 @@ def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> 
             dicts = [{} for _ in range(K)]
             has_any = [False] * K
         if desc.sem == PmSem.COUNTER:
-            had = replay._prev_had.get(pmid)
+            had = state.prev_had.get(pmid)
             for q in range(K):
                 if crossed[q] and had:
                     dicts[q] = {inst: across for inst in insts}
@@ -339,10 +387,11 @@ def _schedule(replay: Any, start: Timestamp, interval_nsec: int, count: int) -> 
         else:
             samples.append(Sample(when, values=dict(zip(pmids, next(rows)))))
     # the state the per-fetch path leaves behind
+    after = state.copy()
     if count:
-        replay._before = times[-2] if count > 1 else replay._prev_time
-        replay._prev_time = times[-1]
-        replay._positioned = None
+        after.before = times[-2] if count > 1 else state.prev_time
+        after.prev_time = times[-1]
+        after.positioned = None
     if K:
-        replay._prev_had.update(prev_had)
-    return samples
+        after.prev_had.update(prev_had)
+    return Result(samples, after, fallbacks)

@@ -1,0 +1,172 @@
+"""What both interpolation paths share: the result types, the rule sets, libpcp's time and
+counter arithmetic, the fetch state a schedule carries, and the typed fallback signal.
+
+``replay`` (the per-fetch reference) and ``vectorised`` (numpy over a whole schedule) import
+this module; neither imports the other at module level, and ``vectorised`` never imports
+``replay``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol
+
+from pcpconform.format.cnum import c_int, c_uint, f32, long_double_seconds, round_bits, wrap
+from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.format.values import F32
+
+__all__ = ["RULE_SETS", "DEVIATIONS", "EDGE", "CALIPER", "NoValue", "Sample", "Series",
+           "FetchState", "ScheduleStats", "VectorisedFallback", "ReplayView", "Lifetimes",
+           "counter_value", "sub_parts", "sub_parts_exact", "timestamp_sub", "gc_paused"]
+
+RULE_SETS = ("pcp-6.0", "pcp-6.3")
+#: libpcp's known departures from the rules, by name -> the spec clause that describes them.
+#: The oracle computes the rules; ``emulate`` asks it to reproduce a deviation instead.
+DEVIATIONS = {
+    "nonnumeric-exact-hit": "INTERP-DEV-1",
+    "mark-first-fetch": "INTERP-DEV-2",
+    "discrete-stale-next": "INTERP-DEV-3",
+}
+CALIPER = 16          # libpcp's HASH_THRESHOLD: lifetime checks for indoms this large
+EDGE = 0.001          # fetches within 1 ms outside the archive still interpolate
+
+#: per instance (first record listing it, first later record omitting it) (INTERP-EXIST-2)
+Lifetimes = dict[int, tuple[float | None, float | None]]
+
+
+@dataclass(frozen=True)
+class NoValue:
+    """Why an instance has no value at a time."""
+
+    reason: str        # "no prior", "no next", "mark", "counter across mark", "not alive"
+
+
+@dataclass
+class Sample:
+    """One fetch: its time, or end-of-log, and per metric the values by instance."""
+
+    time: Timestamp
+    eol: bool = False
+    values: dict[int, dict[int, Any]] = field(default_factory=dict)   # pmid -> inst -> value|NoValue
+
+
+@dataclass
+class Series:
+    """One (metric, instance)'s observations in record order."""
+
+    times: list[float] = field(default_factory=list)      # start-relative (INTERP-TIME-1)
+    values: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class FetchState:
+    """What one fetch leaves for the next (the part a whole schedule reads and writes):
+    the previous fetch time, the one before it, INTERP-DEV-2's index point, and per metric
+    whether the previous fetch gave it a value (INTERP-EXIST-3)."""
+
+    prev_time: float | None = None
+    before: float | None = None
+    positioned: float | None = None
+    prev_had: dict[int, bool] = field(default_factory=dict)
+
+    def copy(self) -> FetchState:
+        return FetchState(self.prev_time, self.before, self.positioned, dict(self.prev_had))
+
+
+class VectorisedFallback(Exception):
+    """The vectorised path declines a whole schedule it cannot compute exactly; the
+    reference path computes it instead. Any other exception is a bug and propagates."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class ScheduleStats:
+    """Which path computed what, per Replay: schedules by path, whole-schedule fallbacks
+    by reason, and series the vectorised path handed to ``value_at``, by reason."""
+
+    vectorised: int = 0                   # schedules the vectorised path computed
+    reference: int = 0                    # schedules the per-fetch path computed
+    fallbacks: Counter[str] = field(default_factory=Counter)
+    series_fallbacks: Counter[str] = field(default_factory=Counter)
+
+
+class ReplayView(Protocol):
+    """What the vectorised path reads of a Replay (all of it public)."""
+
+    rules: str
+    end: float
+    marks: list[float]
+    descs: dict[int, Any]
+    instances: dict[int, list[int]]
+    series: dict[tuple[int, int], Series]
+
+    def rel(self, ts: Timestamp) -> float: ...
+
+    def lifetimes(self, pmid: int) -> Lifetimes | None: ...
+
+    def value_at(self, pmid: int, inst: int, t: float,
+                 marks: tuple[float | None, float | None] | None = None) -> Any: ...
+
+
+def counter_value(ptype: int, p: Any, n: Any, f: float, d: float) -> Any:
+    """libpcp's counter interpolation of prior p and next n, f seconds after the prior,
+    d seconds between them (INTERP-VAL-2; no $PCP_COUNTER_WRAP). Results out of the
+    type's range convert as C does on x86-64 (INTERP-VAL-7)."""
+    if ptype == PmType.I32:
+        delta = wrap(n - p, 32, True)
+        return c_int(0.5 + p + (f * delta) / d, 32)
+    if ptype == PmType.U32:
+        if n >= p:
+            return c_uint(0.5 + p + f * (n - p) / d, 32)
+        return c_uint(0.5 + p - f * (p - n) / d, 32)
+    if ptype == PmType.I64:
+        delta = wrap(n - p, 64, True)
+        return c_int(0.5 + float(p) + f * float(delta) / d, 64)
+    if ptype == PmType.U64:
+        # libpcp holds U64 bounds in signed 64-bit variables: compare and subtract signed
+        ps, ns = wrap(p, 64, True), wrap(n, 64, True)
+        if ns >= ps:
+            return c_uint(0.5 + float(ps) + f * float(wrap(ns - ps, 64, True)) / d, 64)
+        return c_uint(0.5 + float(ps) - f * float(wrap(ps - ns, 64, True)) / d, 64)
+    if ptype == PmType.FLOAT:
+        return F32(f32(float(p) + f * f32(float(n) - float(p)) / d))
+    return float(p) + f * (float(n) - float(p)) / d
+
+
+def sub_parts_exact(dsec: int, dnsec: int) -> float:
+    """sub_parts with Fractions: the definition (tests check sub_parts against it)."""
+    whole = round_bits(dsec + round_bits(Fraction(dnsec, 1_000_000_000), 64), 64)
+    return float(whole)                      # float(Fraction) rounds to nearest, as (double)
+
+
+sub_parts = functools.lru_cache(maxsize=1 << 16)(long_double_seconds)
+
+
+def timestamp_sub(a: Timestamp, b: Timestamp) -> float:
+    """a - b in seconds exactly as libpcp's __pmTimestampSub computes it on x86-64:
+    ``(double)(dsec + (long double)dnsec / 1e9L)``, i.e. the nanosecond quotient and the sum
+    in 80-bit extended precision (64-bit mantissa), then rounded to double (INTERP-TIME-1)."""
+    return sub_parts(a.sec - b.sec, a.nsec - b.nsec)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while bulk-building acyclic containers (the pass and
+    the fast schedule make ~10^6 of them; a collection scans them all to free nothing)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
