@@ -4,6 +4,7 @@ vectorised path really taken, its fallbacks typed and counted, and any other err
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 from collections import Counter
@@ -20,7 +21,14 @@ from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import vectorised as fastinterp
-from pcpconform.oracles.interp.model import DEVIATIONS, NoValue, sub_parts, sub_parts_exact
+from pcpconform.oracles.interp.model import (
+    DEVIATIONS,
+    NoValue,
+    Sample,
+    VectorisedFallback,
+    sub_parts,
+    sub_parts_exact,
+)
 from pcpconform.oracles.interp.replay import Replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -36,18 +44,18 @@ def exact(v: Any) -> Any:
     return (type(v).__name__, v)
 
 
-def view(samples: list) -> list:
+def view(samples: list[Sample]) -> list[Any]:
     return [(s.time, s.eol, [(p, [(i, exact(v)) for i, v in insts.items()])
                              for p, insts in s.values.items()]) for s in samples]
 
 
-def state(r: Replay) -> tuple:
+def state(r: Replay) -> tuple[Any, ...]:
     st = r.fetch_state()
     return (st.prev_time, st.before, st.positioned, r.direction,
             {p: bool(h) for p, h in st.prev_had.items()})
 
 
-_EXACT_COUNTER = {PmType.I32: 1 << 31, PmType.U32: 1 << 32, PmType.I64: 1 << 52, PmType.U64: 1 << 52}
+_EXACT_COUNTER: dict[int, int] = {PmType.I32: 1 << 31, PmType.U32: 1 << 32, PmType.I64: 1 << 52, PmType.U64: 1 << 52}
 
 
 def ordinary(a: Archive) -> bool:
@@ -107,7 +115,7 @@ def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]
     lo, hi = min(stamps), max(stamps)
     span = max(hi - lo, 1)
     ordered = sorted(set(stamps))
-    gaps = [b - a for a, b in zip(ordered, ordered[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ordered)]
     how = data.draw(st.sampled_from(["record", "midpoint", "anywhere"]), label="start")
     if how == "record":
         at = data.draw(st.sampled_from(stamps), label="record")
@@ -128,7 +136,8 @@ def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]
 @SETTINGS
 @given(data=st.data(), rules=st.sampled_from(["pcp-6.0", "pcp-6.3"]),
        emulate=st.sampled_from([(), tuple(DEVIATIONS)]))
-def test_fast_schedule_equals_reference(tmp_path_factory, data, rules, emulate) -> None:
+def test_fast_schedule_equals_reference(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+                                        rules: str, emulate: tuple[str, ...]) -> None:
     fixture = data.draw(fixtures(max_samples=10), label="fixture")
     base = tmp_path_factory.mktemp("fast") / "a"
     generate_archive(fixture, base)
@@ -141,7 +150,7 @@ def test_fast_schedule_equals_reference(tmp_path_factory, data, rules, emulate) 
 # ---- lifetimes (16+ instances), counters of every type, wide values ---------------------
 
 TYPES = ["32", "u32", "64", "u64", "float", "double", "string"]
-WIDE = {"32": [-(1 << 31), (1 << 31) - 1, 0, 7], "u32": [0, (1 << 32) - 1, 5],
+WIDE: dict[str, list[Any]] = {"32": [-(1 << 31), (1 << 31) - 1, 0, 7], "u32": [0, (1 << 32) - 1, 5],
         "64": [-(1 << 63), (1 << 63) - 1, -(1 << 52), 1 << 52, (1 << 53) + 1, 3],
         "u64": [0, (1 << 64) - 1, 1 << 52, (1 << 53) + 1, 18437736867309326970],
         "float": [0.0, 1.5, -2.25, 3.0e38, -3.0e38, 1e-45], "double": [0.0, 1e308, -1e308, 0.1, 5e-324],
@@ -149,15 +158,15 @@ WIDE = {"32": [-(1 << 31), (1 << 31) - 1, 0, 7], "u32": [0, (1 << 32) - 1, 5],
 
 
 @st.composite
-def wide_fixture(draw: st.DrawFn) -> dict:
+def wide_fixture(draw: st.DrawFn) -> dict[str, Any]:
     n_inst = draw(st.integers(1, 20))
-    metrics = []
+    metrics: list[dict[str, Any]] = []
     for k in range(draw(st.integers(1, 4))):
         ptype = draw(st.sampled_from(TYPES))
         sem = draw(st.sampled_from(["counter", "instant", "discrete"]))
         metrics.append({"name": f"m.x{k}", "pmid": f"245.0.{k}", "type": ptype, "sem": sem,
                         **({"indom": "245.1"} if draw(st.booleans()) else {})})
-    samples = []
+    samples: list[dict[str, Any]] = []
     sec, nsec = 1_700_000_000, 0
     for n in range(draw(st.integers(1, 9))):
         if n and draw(st.integers(0, 5)) == 0:
@@ -186,7 +195,8 @@ def wide_fixture(draw: st.DrawFn) -> dict:
 
 @SETTINGS
 @given(data=st.data(), rules=st.sampled_from(["pcp-6.0", "pcp-6.3"]))
-def test_fast_schedule_equals_reference_wide(tmp_path_factory, data, rules) -> None:
+def test_fast_schedule_equals_reference_wide(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+                                             rules: str) -> None:
     doc = data.draw(wide_fixture(), label="fixture")
     base = tmp_path_factory.mktemp("wide") / "a"
     generate_archive(parse_fixture(doc), base)
@@ -196,7 +206,7 @@ def test_fast_schedule_equals_reference_wide(tmp_path_factory, data, rules) -> N
     check(base, *draw_schedule(data, a), rules, ())
 
 
-def _counter_archive(tmp_path: Path, samples: list[dict], ptype: str = "u64") -> tuple[Archive, int]:
+def _counter_archive(tmp_path: Path, samples: list[dict[str, Any]], ptype: str = "u64") -> tuple[Archive, int]:
     doc = {"archive": {"version": 3, "hostname": "h", "timezone": "UTC"},
            "metrics": [{"name": "m.c", "pmid": "245.0.1", "type": ptype, "sem": "counter"},
                        {"name": "m.i", "pmid": "245.0.2", "type": "32", "sem": "instant"}],
@@ -207,14 +217,19 @@ def _counter_archive(tmp_path: Path, samples: list[dict], ptype: str = "u64") ->
     return a, int(a.desc("m.c").pmid)
 
 
-def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch) -> None:
+def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """schedule() really uses the vectorised path without emulation (and counts it), the
     reference with it."""
     a, pmid = _counter_archive(tmp_path, [{"time": 1700000000, "values": {"m.c": 0}},
                                           {"time": 1700000010, "values": {"m.c": 100}}])
-    calls = []
+    calls: list[int] = []
     real = fastinterp.schedule
-    monkeypatch.setattr(fastinterp, "schedule", lambda *a: calls.append(1) or real(*a))
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(fastinterp, "schedule", counted)
     replay = Replay(a, [pmid])
     samples = replay.schedule(Timestamp(1700000001), 10**9, 5)
     assert calls == [1]
@@ -228,7 +243,8 @@ def test_the_fast_path_is_taken(tmp_path: Path, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("where", ["_schedule", "_series_values", "_counter", "_Bounds"])
-def test_an_error_in_the_vectorised_path_propagates(tmp_path: Path, monkeypatch, where: str) -> None:
+def test_an_error_in_the_vectorised_path_propagates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    where: str) -> None:
     """No silent fallback: only VectorisedFallback sends a schedule to the reference path;
     a crash anywhere in the vectorised path reaches the caller."""
     a, pmid = _counter_archive(tmp_path, [{"time": 1700000000, "values": {"m.c": 0, "m.i": 1}},
@@ -255,7 +271,7 @@ def test_marks_out_of_order_fall_back_whole_and_counted(tmp_path: Path) -> None:
                                           {"mark": True},
                                           {"time": 1700000030, "values": {"m.c": 300}}])
     replay = Replay(a, [pmid])
-    with pytest.raises(fastinterp.VectorisedFallback) as info:
+    with pytest.raises(VectorisedFallback) as info:
         fastinterp.schedule(replay, replay.fetch_state(), Timestamp(1700000001), 3 * 10**9, 10)
     assert info.value.reason == fastinterp.MARKS_OUT_OF_ORDER
     replay.schedule(Timestamp(1700000001), 3 * 10**9, 10)
@@ -276,7 +292,7 @@ def test_marks_out_of_order_fall_back_whole_and_counted(tmp_path: Path) -> None:
     ([{"time": 1700000000, "values": {"m.c": -3.0e38}}, {"time": 1700000010, "values": {"m.c": 3.0e38}}],
      "float", fastinterp.RESULT_INEXACT),
 ])
-def test_irregular_series_fall_back_alone_and_counted(tmp_path: Path, samples: list[dict], ptype: str,
+def test_irregular_series_fall_back_alone_and_counted(tmp_path: Path, samples: list[dict[str, Any]], ptype: str,
                                                       reason: str) -> None:
     """A series the vectorised path cannot prove exact is computed by value_at, alone (the
     schedule stays vectorised), counted by reason, with the reference's values."""
@@ -294,7 +310,7 @@ def test_irregular_series_fall_back_alone_and_counted(tmp_path: Path, samples: l
     assert fast.stats.series_fallbacks == Counter({reason: n})
 
 
-def _benchmark_like() -> dict:
+def _benchmark_like() -> dict[str, Any]:
     """benchmarks/bench_interp.py's archive in small: counters, instants and discretes of
     every numeric type and strings, over two 10-instance domains and a 3-instance one,
     every 10 s, discretes every 6th result, a mark and a 30-minute gap every 40 results."""
@@ -308,7 +324,7 @@ def _benchmark_like() -> dict:
                 k += 1
     metrics.append({"name": "b.string", "pmid": f"245.0.{k}", "type": "string", "sem": "instant"})
     sizes = {"245.1": 10, "245.2": 10, "245.3": 3}
-    samples: list[dict] = []
+    samples: list[dict[str, Any]] = []
     sec = 1_700_000_000
     for n in range(120):
         if n and n % 40 == 0:
@@ -323,7 +339,7 @@ def _benchmark_like() -> dict:
                 if n % 6 == 0:
                     values[m["name"]] = f"s{n}"
                 continue
-            v = 1000 * n + 7 * (n % 13) if ".counter." in m["name"] else (n * 37) % 101
+            v: float = 1000 * n + 7 * (n % 13) if ".counter." in m["name"] else (n * 37) % 101
             if m["type"] in ("float", "double"):
                 v = v / 4
             values[m["name"]] = {f"i{i}": v + i for i in range(sizes[m["indom"]])} if "indom" in m else v
@@ -367,7 +383,7 @@ def test_time_difference_integer_form_equals_fractions(dsec: int, dnsec: int) ->
     assert struct.pack("<d", got) == struct.pack("<d", want) and not math.isnan(got)
 
 
-TIES = {
+TIES: dict[str, Any] = {
     "archive": {"version": 3, "hostname": "h", "timezone": "UTC", "interval": 10},
     "metrics": [{"name": f"t.{sem}.{ty}", "pmid": f"245.0.{k}", "type": ty, "sem": sem}
                 for k, (sem, ty) in enumerate((s, t) for s in ("counter", "instant", "discrete")
@@ -412,7 +428,8 @@ def test_float_counter_beyond_float32_is_infinite(tmp_path: Path) -> None:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), rules=st.sampled_from(["pcp-6.0", "pcp-6.3"]),
        emulate=st.sampled_from([(), tuple(DEVIATIONS)]))
-def test_seeking_to_a_late_start_changes_nothing(tmp_path_factory, data, rules, emulate) -> None:
+def test_seeking_to_a_late_start_changes_nothing(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject,
+                                                 rules: str, emulate: tuple[str, ...]) -> None:
     """INTERP-SEEK-1: a pass that starts at an index entry gives the same forward replay."""
     fixture = data.draw(fixtures(), label="fixture")
     base = tmp_path_factory.mktemp("seek") / "a"
