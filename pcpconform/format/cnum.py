@@ -28,7 +28,7 @@ INT_RANGE: dict[int, tuple[int, int]] = {
     PmType.I32: (-(1 << 31), (1 << 31) - 1), PmType.U32: (0, (1 << 32) - 1),
     PmType.I64: (-(1 << 63), (1 << 63) - 1), PmType.U64: (0, (1 << 64) - 1),
 }
-_WIDTH = {PmType.I32: (32, True), PmType.U32: (32, False), PmType.I64: (64, True),
+_WIDTH: dict[int, tuple[int, bool]] = {PmType.I32: (32, True), PmType.U32: (32, False), PmType.I64: (64, True),
           PmType.U64: (64, False)}
 _F32 = struct.Struct("<f")
 

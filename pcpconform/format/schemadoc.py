@@ -117,7 +117,7 @@ def element(struct: Construct, name: str) -> Construct:
     while True:
         if isinstance(con, IfThenElse):
             con = con.thensubcon
-        elif isinstance(con, Array) or isinstance(con, Renamed):
+        elif isinstance(con, (Array, Renamed)):
             con = con.subcon
         else:
             return con
@@ -183,7 +183,7 @@ def describe(con: Construct, scope: Sequence[str] = ()) -> str:
     if isinstance(con, FocusedSeq) and [s.name for s in con.subcons] == ["count", "items"]:
         count = describe(field(con, "count").subcon.subcon)
         items = _unwrap(field(con, "items"))
-        return f"{count} count, then that many × {describe(items.subcon)}"
+        return f"{count} count, then that many × {describe(items.subcon)}"  # noqa: RUF001 (spec text)
     if isinstance(con, Prefixed):
         inner = "bytes" if con.subcon is GreedyBytes else describe(con.subcon)
         return f"({describe(con.lengthfield)} length, {inner})"

@@ -108,15 +108,18 @@ class Archive:
     # -- label -------------------------------------------------------------------------
     @property
     def hostname(self) -> str:
-        return self.label.hostname
+        value: str = self.label.hostname
+        return value
 
     @property
     def timezone(self) -> str:
-        return self.label.timezone
+        value: str = self.label.timezone
+        return value
 
     @property
     def start(self) -> Timestamp:
-        return self.label.start
+        value: Timestamp = self.label.start
+        return value
 
     # -- metadata ----------------------------------------------------------------------
     def meta_records(self) -> Iterator[MetaRecord]:

@@ -25,7 +25,7 @@ from pcpconform.io.reader import RawRecord, parse_payload
 from pcpconform.io.writer import valfmt_for
 
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
-_VALFMT = {t: valfmt_for(t) for t in PmType}
+_VALFMT: dict[int, int] = {t: valfmt_for(t) for t in PmType}
 
 __all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result"]
 
@@ -35,7 +35,8 @@ def struct_format(con: Construct) -> str:
     while isinstance(con, (Renamed, Adapter)):
         con = con.subcon
     if isinstance(con, FormatField):
-        return con.fmtstr.lstrip("<>=!")
+        fmtstr: str = con.fmtstr
+        return fmtstr.lstrip("<>=!")
     if isinstance(con, Struct):
         return "".join(struct_format(sub) for sub in con.subcons)
     raise TypeError(f"{con!r} has no fixed struct format")
@@ -49,8 +50,8 @@ _HEADER = {2: struct.Struct(">" + _T2 + "i"), 3: struct.Struct(">" + _T3 + "i")}
 _VSET_HEAD = struct.Struct(">Ii")       # pmValueSet.pmid, numval
 _WORD = struct.Struct(">I")
 #: fixed-size value blocks decoded a run at a time: vtype -> (header + payload format, vlen)
-_BLOCK_BULK = {PmType.U64: ("IQ", 12), PmType.I64: ("Iq", 12), PmType.DOUBLE: ("Id", 12),
-               PmType.FLOAT: ("II", 8)}
+_BLOCK_BULK: dict[int, tuple[str, int]] = {
+    PmType.U64: ("IQ", 12), PmType.I64: ("Iq", 12), PmType.DOUBLE: ("Id", 12), PmType.FLOAT: ("II", 8)}
 
 
 @lru_cache(maxsize=4096)
@@ -221,7 +222,7 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
     head = _WORD.unpack_from(data, first)[0]
     vtype, vlen = head >> 24, head & 0xFFFFFF
     count = len(words)
-    code, size = _BLOCK_BULK.get(vtype, (None, 0))  # type: ignore[call-overload]
+    code, size = _BLOCK_BULK.get(vtype, ("", 0))
     if code and vlen == size and words == tuple(range(words[0], words[0] + size // 4 * count,
                                                       size // 4)):
         # a run of equal fixed-size blocks, back to back: one unpack for the whole run
@@ -293,7 +294,8 @@ def decode_result_schema(record: RawRecord, version: int,
                 block = offsets.get(block_offset(pv.value))
                 if block is None:
                     raise FormatError(
-                        f"value block index {pv.value} (byte {block_offset(pv.value)}) is not the start of a value block",
+                        f"value block index {pv.value} (byte {block_offset(pv.value)}) "
+                        "is not the start of a value block",
                         record.location(f"result.vset[{i}].vlist[{j}].value"), "result.dptr")
                 values.append((pv.inst, _block_value(block)))
         vsets.append(DecodedValueSet(vs.pmid, vs.numval, vs.valfmt if vs.numval > 0 else None, values))

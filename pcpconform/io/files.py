@@ -15,15 +15,24 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 from pcpconform.errors import UsageError
 
-__all__ = ["COMPRESSION_SUFFIXES", "ArchiveFiles", "find_archive", "open_component",
+__all__ = ["COMPRESSION_SUFFIXES", "ArchiveFiles", "ByteStream", "find_archive", "open_component",
            "strip_compression", "base_name_of"]
 
 #: Suffixes libpcp tries, in its lookup order.
 COMPRESSION_SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst")
+
+
+class ByteStream(Protocol):
+    """A component opened for sequential reading: a file or any of the decompressors."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
 
 _COMPONENT = re.compile(r"^(?P<base>.+)\.(?P<part>meta|index|0|[1-9][0-9]*)$")
 
@@ -90,26 +99,27 @@ def find_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
     return found
 
 
-def open_component(path: Path) -> BinaryIO:
+def open_component(path: Path) -> ByteStream:
     """Open a component for sequential reading, decompressing transparently."""
     _, suffix = strip_compression(path.name)
     if suffix in (".xz", ".lzma"):
-        return lzma.open(path, "rb")  # type: ignore[return-value]
+        return lzma.open(path, "rb")
     if suffix in (".bz2", ".bz"):
-        return bz2.open(path, "rb")  # type: ignore[return-value]
+        return bz2.open(path, "rb")
     if suffix in (".gz", ".z"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.open(path, "rb")
     if suffix == ".Z":
         return _read_lzw(path)
     if suffix == ".zst":
         import zstandard
 
-        fh = open(path, "rb")
-        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)  # type: ignore[return-value]
+        # the reader owns the stream; closing it closes fh (closefd=True)
+        fh = open(path, "rb")  # noqa: SIM115
+        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
     return open(path, "rb")
 
 
-def _read_lzw(path: Path) -> BinaryIO:
+def _read_lzw(path: Path) -> ByteStream:
     """``.Z`` (compress) files: libpcp hands them to ``gzip -dc``, which reads LZW; so do we
     (Python has no LZW decoder). The output is held in memory: .Z archives are rare and old."""
     proc = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)

@@ -13,21 +13,22 @@ from __future__ import annotations
 import io
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, TypeVar
 
 from construct import Construct, ConstructError
 
 from pcpconform.errors import FormatError, Location
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, PM_LOG_MAGIC, structs
-from pcpconform.io.files import open_component, strip_compression
+from pcpconform.io.files import ByteStream, open_component, strip_compression
 
 __all__ = ["RawRecord", "Component", "read_label", "parse_payload", "iter_framed"]
 
 _CHUNK = 1 << 20
 _BE32 = struct.Struct(">I")
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -47,7 +48,7 @@ class RawRecord:
         return Location(self.file, self.index, self.offset if offset is None else offset, field)
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+def _read_exactly(stream: ByteStream, size: int) -> bytes:
     """Read up to ``size`` bytes in bounded chunks (short only at end of file)."""
     if size <= _CHUNK:
         return stream.read(size)
@@ -62,7 +63,7 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
     return b"".join(parts)
 
 
-def iter_framed(stream: BinaryIO, file: str, *, first_index: int = 1,
+def iter_framed(stream: ByteStream, file: str, *, first_index: int = 1,
                 first_offset: int = 0, clean_end_below: int = 0,
                 trailing: list[bytes] | None = None) -> Iterator[RawRecord]:
     """Yield framed records until end of file; raise FormatError on broken framing.
@@ -128,7 +129,7 @@ def parse_payload(schema: Construct, record: RawRecord, what: str) -> Any:
             "record.decode") from None
 
 
-def read_label(stream: BinaryIO, file: str) -> tuple[int, Any, RawRecord]:
+def read_label(stream: ByteStream, file: str) -> tuple[int, Any, RawRecord]:
     """Read and check the label record: returns (version, parsed label, raw record)."""
     head = stream.read(8)
     where = Location(file, 0, 0)
@@ -167,27 +168,29 @@ class Component:
         self.path = path
         self.name = display or path.name
         self.max_bytes = max_bytes
-        self._stream: BinaryIO | None = None
+        self._stream: ByteStream | None = None
         #: bytes after the last whole record that libpcp ignores (see records())
         self.trailing: list[bytes] = []
 
     def __enter__(self) -> Component:
+        stream: ByteStream
         try:
-            self._stream = open_component(self.path)
+            stream = open_component(self.path)
             if self.max_bytes is not None and strip_compression(self.name)[1]:
-                self._stream = _Bounded(self._stream, self.max_bytes, self.name)  # type: ignore[assignment]
+                stream = _Bounded(stream, self.max_bytes, self.name)
         except OSError as exc:
             raise FormatError(f"cannot open: {exc.strerror or exc}", Location(self.name),
                               "file.read") from None
+        self._stream = stream
         self.version, self.label, self.label_record = self._guard(
-            lambda: read_label(self._stream, self.name))  # type: ignore[arg-type]
+            lambda: read_label(stream, self.name))
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._stream is not None:
             self._stream.close()
 
-    def _guard(self, fn: Any) -> Any:
+    def _guard(self, fn: Callable[[], _T]) -> _T:
         # Decompressors raise their own errors on corrupt streams; report them in place.
         try:
             return fn()
@@ -214,13 +217,14 @@ class Component:
 
     def index_entries(self) -> Iterator[tuple[int, int, Any]]:
         """Index entries after the label: (entry number, byte offset, parsed entry)."""
-        assert self._stream is not None
+        stream = self._stream
+        assert stream is not None
         size = INDEX_ENTRY_SIZE[self.version]
         schema = structs(self.version).index_entry
         offset = LABEL_SIZE[self.version]
         number = 1
         while True:
-            data = self._guard(lambda: self._stream.read(size))  # type: ignore[union-attr]
+            data = self._guard(lambda: stream.read(size))
             if not data:
                 return
             if len(data) < size:
@@ -235,7 +239,7 @@ class Component:
 class _Bounded:
     """A decompressing stream that refuses to expand past a limit (compression bombs)."""
 
-    def __init__(self, stream: BinaryIO, limit: int, name: str) -> None:
+    def __init__(self, stream: ByteStream, limit: int, name: str) -> None:
         self._stream = stream
         self._left = limit
         self._limit = limit

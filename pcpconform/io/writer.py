@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from io import BufferedWriter
 from pathlib import Path
 from typing import Any
 
@@ -155,9 +156,10 @@ class ArchiveWriter:
         self.s = structs(version)
         self.label: LabelFields | None = None
         self.vol = 0
-        self._meta = None
-        self._data = None
-        self._index = None
+        # open between start() and close(): the writer appends to all three in turn
+        self._meta: BufferedWriter | None = None
+        self._data: BufferedWriter | None = None
+        self._index: BufferedWriter | None = None
         self.meta_types = {
             "indom": TYPE_INDOM if version == 3 else TYPE_INDOM_V2,
             "label": TYPE_LABEL if version == 3 else TYPE_LABEL_V2,
@@ -177,9 +179,9 @@ class ArchiveWriter:
             if plain in ("meta", "index") or re.fullmatch(r"0|[1-9][0-9]*", plain):
                 stale.unlink()
         self.label = label
-        self._index = open(f"{self.base}.index", "wb")
-        self._meta = open(f"{self.base}.meta", "wb")
-        self._data = open(f"{self.base}.0", "wb")
+        self._index = open(f"{self.base}.index", "wb")  # noqa: SIM115 (closed by close())
+        self._meta = open(f"{self.base}.meta", "wb")  # noqa: SIM115
+        self._data = open(f"{self.base}.0", "wb")  # noqa: SIM115
         self._index.write(self.s.label_record.build(label_container(self.version, label, PM_LOG_VOL_TI)))
         self._meta.write(self.s.label_record.build(label_container(self.version, label, PM_LOG_VOL_META)))
         self._data.write(self.s.label_record.build(label_container(self.version, label, 0)))
@@ -211,7 +213,8 @@ class ArchiveWriter:
         self.put_meta(self.meta_types["label"], labelset_body(*args))
 
     def encode_result(self, result: Container) -> bytes:
-        return self.s.result_record.build(result)
+        record: bytes = self.s.result_record.build(result)
+        return record
 
     def put_result_bytes(self, record: bytes) -> None:
         assert self._data is not None
@@ -230,7 +233,7 @@ class ArchiveWriter:
         assert self._data is not None and self.label is not None
         self._data.close()
         self.vol += 1
-        self._data = open(f"{self.base}.{self.vol}", "wb")
+        self._data = open(f"{self.base}.{self.vol}", "wb")  # noqa: SIM115 (closed by close())
         self._data.write(self.s.label_record.build(label_container(self.version, self.label, self.vol)))
 
     def close(self) -> None:

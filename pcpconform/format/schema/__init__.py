@@ -7,7 +7,7 @@ are written) are parameters of one declaration, never copies.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 
 from construct import Construct
 
