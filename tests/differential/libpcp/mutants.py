@@ -1,16 +1,19 @@
 """Mutants of valid generated archives, and what pmlogcheck and pcpconform make of them.
 
 Each *defect class* is a list of deterministic mutations of a valid archive (generated from
-corpus/fixtures/example.yaml and events.yaml, in versions 2 and 3), found by parsing the
+the bundled fixtures example.yaml and events.yaml, in versions 2 and 3), found by parsing the
 archive with pcpconform.check.corpus.ArchiveEdit. ``run_mutant`` writes one mutant, runs
-``pmlogcheck BASE`` (PCP 6.0.3) and ``check_archive`` on it, and says whether each flagged it:
-pmlogcheck flags an archive when it exits non-zero (a signal, such as its SIGSEGV on values of
-an undescribed pmID followed by a mark, counts) or prints anything; pcpconform flags it when
-it reports any diagnostic.
+``pmlogcheck BASE`` of one referee (tests/differential/libpcp/referees.py) and
+``check_archive`` on it, and says whether each flagged it: pmlogcheck flags an archive when it
+exits non-zero or prints anything, and a death by a signal (returncode < 0 in that run) is
+recorded as a crash, which also counts as flagging; pcpconform flags it when it reports any
+diagnostic.
 
-    python -m tests.differential.libpcp.mutants [--write docs/pmlogcheck-comparison.md]
+    python -m tests.differential.libpcp.mutants [--referee NAME ...] [--write [FILE]]
 
-runs every mutant and the invalid corpus, and prints (or writes) the comparison tables.
+runs every mutant and the invalid corpus against each referee's pmlogcheck, and prints (or
+writes, by default to docs/pmlogcheck-comparison.md) the comparison tables. The tests run a
+fixed subset of each class (``subset``) to stay within their time budget.
 """
 
 from __future__ import annotations
@@ -22,20 +25,21 @@ import struct
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pcpconform.check.corpus import ArchiveEdit, build_corpus
+from pcpconform.check.corpus.edit import shifted, ts_bytes
 from pcpconform.check.engine import check_archive
-from pcpconform.check.corpus import ArchiveEdit, build_corpus, shifted, ts_bytes
+from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID
 from pcpconform.format.schema import TYPE_DESC, TYPE_INDOM, TYPE_INDOM_V2, TYPE_LABEL, TYPE_LABEL_V2
-from tests.differential.libpcp import bridge
+from tests.differential.libpcp.referees import BY_NAME, REFEREES, Referee
 
 ROOT = Path(__file__).resolve().parents[3]
-FIXTURES = ROOT / "corpus" / "fixtures"
 DOC = ROOT / "docs" / "pmlogcheck-comparison.md"
 SOURCES = ("example", "events")
 VERSIONS = (2, 3)
@@ -48,7 +52,7 @@ Mutation = Callable[[ArchiveEdit], None]
 # --------------------------------------------------------------------------------------------
 
 _ORIGINALS: dict[tuple[str, int], Path] = {}
-_TMP: list[tempfile.TemporaryDirectory] = []
+_TMP: list[tempfile.TemporaryDirectory[str]] = []
 
 
 def original(source: str, version: int) -> Path:
@@ -58,7 +62,7 @@ def original(source: str, version: int) -> Path:
         if not _TMP:
             _TMP.append(tempfile.TemporaryDirectory(prefix="pcpconform-mutants-"))
         base = Path(_TMP[0].name) / f"{source}-v{version}" / "a"
-        generate_archive(load_fixture(FIXTURES / f"{source}.yaml"), base, version=version)
+        generate_archive(load_fixture(bundled_fixture(source)), base, version=version)
         _ORIGINALS[key] = base
     return _ORIGINALS[key]
 
@@ -68,15 +72,42 @@ def original(source: str, version: int) -> Path:
 # --------------------------------------------------------------------------------------------
 
 @dataclass
+class Pmlogcheck:
+    """What one referee's pmlogcheck did with one archive."""
+
+    status: int          # exit status; < 0: killed by that signal
+    output: str
+
+    @property
+    def flags(self) -> bool:
+        return self.status != 0 or bool(self.output)
+
+    @property
+    def crashed(self) -> bool:
+        return self.status < 0
+
+
+def pmlogcheck(referee: Referee, base: Path) -> Pmlogcheck:
+    """``pmlogcheck BASE`` of a referee; every file beside BASE goes along (a fault may have
+    renamed the archive's files, and pmlogcheck must see the directory as it is)."""
+    files = sorted(p for p in base.parent.iterdir() if p.is_file())
+    proc = referee.tool(["pmlogcheck", base], files=files)
+    return Pmlogcheck(proc.returncode, (proc.stdout + proc.stderr).strip())
+
+
+@dataclass
 class Outcome:
     """What the two tools said about one mutant."""
 
     label: str
-    pmlogcheck_flags: bool
-    pmlogcheck_status: int
-    pmlogcheck_output: str
+    referee: str
+    pmlogcheck: Pmlogcheck
     codes: set[str] = field(default_factory=set)
     errors: set[str] = field(default_factory=set)
+
+    @property
+    def pmlogcheck_flags(self) -> bool:
+        return self.pmlogcheck.flags
 
     @property
     def pcpconform_flags(self) -> bool:
@@ -84,7 +115,12 @@ class Outcome:
 
     @property
     def crashed(self) -> bool:
-        return self.pmlogcheck_status < 0
+        return self.pmlogcheck.crashed
+
+    def describe(self) -> str:
+        what = (f"killed by signal {-self.pmlogcheck.status}" if self.crashed
+                else f"exit {self.pmlogcheck.status}")
+        return f"{self.label}: pmlogcheck {self.referee} {what}: {self.pmlogcheck.output[:300]}"
 
 
 def apply(source: str, version: int, mutate: Mutation, where: Path) -> Path:
@@ -99,16 +135,16 @@ def apply(source: str, version: int, mutate: Mutation, where: Path) -> Path:
     return where / "a"
 
 
-def judge(base: Path, label: str) -> Outcome:
-    proc = bridge.pmlogcheck(base)
-    out = (proc.stdout + proc.stderr).strip()
+def judge(base: Path, label: str, referee: Referee) -> Outcome:
+    run = pmlogcheck(referee, base)
     report = check_archive(base)
-    return Outcome(label, proc.returncode != 0 or bool(out), proc.returncode, out,
-                   report.codes(), {d.code for d in report.diagnostics if d.severity.value == "error"})
+    return Outcome(label, referee.name, run, report.codes(),
+                   {d.code for d in report.diagnostics if d.severity.value == "error"})
 
 
-def run_mutant(source: str, version: int, label: str, mutate: Mutation, where: Path) -> Outcome:
-    return judge(apply(source, version, mutate, where), label)
+def run_mutant(source: str, version: int, label: str, mutate: Mutation, where: Path,
+               referee: Referee) -> Outcome:
+    return judge(apply(source, version, mutate, where), label, referee)
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,61 +417,101 @@ def mutants(cls: str, source: str, version: int) -> list[tuple[str, Mutation]]:
     return out
 
 
+def subset(cases: Sequence[tuple[str, Mutation]], limit: int) -> list[tuple[str, Mutation]]:
+    """At most ``limit`` cases, evenly spread over the list (fixed: no randomness)."""
+    if len(cases) <= limit:
+        return list(cases)
+    return [cases[k * len(cases) // limit] for k in range(limit)]
+
+
 # --------------------------------------------------------------------------------------------
 # the comparison tables
 # --------------------------------------------------------------------------------------------
 
 @dataclass
+class RefereeTally:
+    """One referee's pmlogcheck over one defect class."""
+
+    flags: int = 0
+    crashes: int = 0
+    missed: list[str] = field(default_factory=list)       # pmlogcheck flags, pcpconform silent
+
+
+@dataclass
 class ClassResult:
     mutants: int = 0
-    pmlogcheck: int = 0
-    crashes: int = 0
     pcpconform: int = 0
     pcpconform_errors: int = 0
-    missed: list[str] = field(default_factory=list)       # pmlogcheck flags, pcpconform silent
-    only_ours: list[str] = field(default_factory=list)    # pcpconform flags, pmlogcheck silent
+    codes: Counter[str] = field(default_factory=Counter)
+    referees: dict[str, RefereeTally] = field(default_factory=dict)
+    only_ours: list[str] = field(default_factory=list)    # pcpconform flags, no pmlogcheck does
     neither: list[str] = field(default_factory=list)
-    codes: Counter = field(default_factory=Counter)
+    differ: list[str] = field(default_factory=list)       # the pmlogcheck versions disagree
 
 
-def run_classes(work: Path) -> dict[str, ClassResult]:
+def _status(run: Pmlogcheck) -> str:
+    if run.crashed:
+        return f"killed by signal {-run.status}"
+    return "flags" if run.flags else "silent"
+
+
+def run_classes(work: Path, referees: Sequence[Referee]) -> dict[str, ClassResult]:
     results: dict[str, ClassResult] = {}
     for cls in CLASSES:
-        res = results[cls] = ClassResult()
+        res = results[cls] = ClassResult(referees={r.name: RefereeTally() for r in referees})
         for source in SOURCES:
             for version in VERSIONS:
                 for label, mutate in mutants(cls, source, version):
-                    o = run_mutant(source, version, label, mutate, work / "m")
-                    res.mutants += 1
-                    res.pmlogcheck += o.pmlogcheck_flags
-                    res.crashes += o.crashed
-                    res.pcpconform += o.pcpconform_flags
-                    res.pcpconform_errors += bool(o.errors)
-                    res.codes.update(o.codes)
-                    if o.pmlogcheck_flags and not o.pcpconform_flags:
-                        res.missed.append(f"{source} v{version}: {label}: {o.pmlogcheck_output[:120]}")
+                    base = apply(source, version, mutate, work / "m")
+                    report = check_archive(base)
+                    ours = bool(report.diagnostics)
                     name = f"{source} v{version}: {label}"
-                    if o.pcpconform_flags and not o.pmlogcheck_flags:
-                        res.only_ours.append(f"{name} ({', '.join(sorted(o.codes))})")
-                    if not o.pcpconform_flags and not o.pmlogcheck_flags:
+                    res.mutants += 1
+                    res.pcpconform += ours
+                    res.pcpconform_errors += report.errors > 0
+                    res.codes.update(report.codes())
+                    runs = {r.name: pmlogcheck(r, base) for r in referees}
+                    for ref, run in runs.items():
+                        tally = res.referees[ref]
+                        tally.flags += run.flags
+                        tally.crashes += run.crashed
+                        if run.flags and not ours:
+                            tally.missed.append(f"{name}: {run.output[:120]}")
+                    if ours and not any(run.flags for run in runs.values()):
+                        res.only_ours.append(f"{name} ({', '.join(sorted(report.codes()))})")
+                    if not ours and not any(run.flags for run in runs.values()):
                         res.neither.append(name)
+                    if len({_status(run) for run in runs.values()}) > 1:
+                        res.differ.append(f"{name} (" + ", ".join(
+                            f"{ref}: {_status(run)}" for ref, run in runs.items()) + ")")
     return results
 
 
-def run_corpus(work: Path) -> list[dict]:
+@dataclass
+class CorpusRow:
+    name: str
+    fault: str
+    expect: list[str]
+    ours: list[bool] = field(default_factory=list)
+    flags: dict[str, list[bool]] = field(default_factory=dict)
+    crashes: dict[str, int] = field(default_factory=dict)
+
+
+def run_corpus(work: Path, referees: Sequence[Referee]) -> list[CorpusRow]:
     manifest = build_corpus(work / "corpus")
-    rows: dict[str, dict] = {}
+    rows: dict[str, CorpusRow] = {}
     for entry in manifest["cases"]:
         stem = entry["name"].rsplit("-v", 1)[0]
         base = work / "corpus" / entry["archive"]
-        proc = bridge.pmlogcheck(base)
-        flagged = proc.returncode != 0 or bool((proc.stdout + proc.stderr).strip())
         report = check_archive(base, **entry.get("options", {}))
-        row = rows.setdefault(stem, {"name": stem, "fault": entry["fault"], "expect": entry["expect"],
-                                     "pmlogcheck": [], "crash": False, "ours": []})
-        row["pmlogcheck"].append(flagged)
-        row["crash"] |= proc.returncode < 0
-        row["ours"].append(bool(report.diagnostics))
+        row = rows.setdefault(stem, CorpusRow(stem, entry["fault"], entry["expect"],
+                                              flags={r.name: [] for r in referees},
+                                              crashes={r.name: 0 for r in referees}))
+        row.ours.append(bool(report.diagnostics))
+        for r in referees:
+            run = pmlogcheck(r, base)
+            row.flags[r.name].append(run.flags)
+            row.crashes[r.name] += run.crashed
     return list(rows.values())
 
 
@@ -449,39 +525,72 @@ def _share(n: int, total: int) -> str:
     return f"partly ({n}/{total})"
 
 
-def render(classes: dict[str, ClassResult], corpus_rows: list[dict]) -> str:
+def _examples(items: list[str], limit: int) -> str:
+    return "; ".join(items[:limit]) + ("; ..." if len(items) > limit else "")
+
+
+def render(classes: dict[str, ClassResult], corpus_rows: list[CorpusRow], referees: Sequence[Referee]) -> str:
+    names = [r.name for r in referees]
+    heads = [f"pmlogcheck {r.version}" for r in referees]
+    versions = ", ".join(f"{r.version} ({r.name}, Debian {r.suite})" for r in referees)
     lines = [
         "# pmlogcheck and `pcpconform check` compared",
         "",
         "Both tools were run on damaged copies of valid archives that `pcpconform generate` writes",
-        "from `corpus/fixtures/example.yaml` and `events.yaml`, in versions 2 and 3. pmlogcheck is",
-        "PCP 6.0.3 (Debian 12), run as `pmlogcheck BASE`; it *flags* an archive when it exits",
-        "non-zero, is killed by a signal, or prints anything. `pcpconform check` flags an archive",
-        "when it reports any diagnostic. The tables come from an actual run:",
+        "from the bundled fixtures `example.yaml` and `events.yaml`, in versions 2 and 3. pmlogcheck",
+        f"is that of each reference libpcp, PCP {versions}, run as `pmlogcheck BASE`;",
+        "it *flags* an archive when it exits non-zero, is killed by a signal (a *crash*, as measured",
+        "in that run), or prints anything. `pcpconform check` flags an archive when it reports any",
+        "diagnostic. The tables come from an actual run:",
         "",
         "```sh",
         "python -m tests.differential.libpcp.mutants --write docs/pmlogcheck-comparison.md",
         "```",
         "",
-        "`tests/test_check_vs_pmlogcheck.py` runs the same mutants (and 150 random byte flips) and",
-        "fails if pmlogcheck flags an archive that `pcpconform check` passes as clean.",
+        "`tests/differential/test_check_vs_pmlogcheck.py` runs, against each referee, a fixed subset",
+        "of these mutants (evenly spread over each class), the invalid corpus and 150 random byte",
+        "flips, and fails if that referee's pmlogcheck flags (or crashes on) an archive that",
+        "`pcpconform check` passes as clean; it also checks that archives written by each referee's",
+        "libpcp_import check without errors and pass that pmlogcheck.",
         "",
         "## Defect classes",
         "",
-        "| defect class | mutants | pmlogcheck catches? | pcpconform catches? | pcpconform errors | "
-        "pmlogcheck crashes | most frequent codes |",
-        "|---|---|---|---|---|---|---|",
+        "| defect class | mutants | " + " | ".join(f"{h} catches?" for h in heads)
+        + " | pcpconform catches? | pcpconform errors | most frequent codes |",
+        "|---|---|" + "---|" * len(heads) + "---|---|---|",
     ]
     for cls, res in classes.items():
         codes = ", ".join(f"`{c}`" for c, _ in res.codes.most_common(6))
-        lines.append(f"| **{cls}**: {CLASSES[cls][0]} | {res.mutants} | {_share(res.pmlogcheck, res.mutants)} | "
-                     f"{_share(res.pcpconform, res.mutants)} | {res.pcpconform_errors} | {res.crashes} | {codes} |")
-    missed = [m for res in classes.values() for m in res.missed]
+        theirs = " | ".join(_share(res.referees[n].flags, res.mutants) for n in names)
+        lines.append(f"| **{cls}**: {CLASSES[cls][0]} | {res.mutants} | {theirs} | "
+                     f"{_share(res.pcpconform, res.mutants)} | {res.pcpconform_errors} | {codes} |")
     total = sum(r.mutants for r in classes.values())
-    lines += ["", f"{total} mutants in all. Mutants pmlogcheck flags but `pcpconform check` does not: "
-              + ("; ".join(missed) if missed else "none") + ".", ""]
-    lines += ["### Flagged by `pcpconform check` only", "",
-              "The number per class, and up to four examples with the codes reported.", ""]
+    lines += ["", f"{total} mutants in all.", "",
+              "### pmlogcheck crashes", "",
+              "Mutants on which pmlogcheck was killed by a signal (each counts as flagged above).", "",
+              "| defect class | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    for cls, res in classes.items():
+        lines.append(f"| **{cls}** | " + " | ".join(str(res.referees[n].crashes) for n in names) + " |")
+    crash_totals = ", ".join(f"{h}: {sum(res.referees[n].crashes for res in classes.values())}"
+                             for n, h in zip(names, heads))
+    lines += ["", f"In all: {crash_totals}.", ""]
+    for n, h in zip(names, heads):
+        missed = [m for res in classes.values() for m in res.referees[n].missed]
+        lines.append(f"Mutants {h} flags but `pcpconform check` does not: "
+                     + ("; ".join(missed) if missed else "none") + ".")
+    lines += ["", "### Where the pmlogcheck versions differ", "",
+              "Mutants on which the referees' pmlogcheck do not all do the same (flag, stay silent, or",
+              "die by a signal): the number per class, and up to six examples.", ""]
+    differ = False
+    for cls, res in classes.items():
+        if res.differ:
+            differ = True
+            lines.append(f"* **{cls}** ({len(res.differ)}): " + _examples(res.differ, 6))
+    if not differ:
+        lines.append("None: every pmlogcheck version gave the same verdict on every mutant.")
+    lines += ["", "### Flagged by `pcpconform check` only", "",
+              "Mutants no pmlogcheck version flags: the number per class, and up to four examples",
+              "with the codes reported.", ""]
     for cls, res in classes.items():
         if res.only_ours:
             lines.append(f"* **{cls}** ({len(res.only_ours)}): " + "; ".join(res.only_ours[:4]))
@@ -490,30 +599,30 @@ def render(classes: dict[str, ClassResult], corpus_rows: list[dict]) -> str:
               "an index entry moved to a later time, can leave a valid archive.", ""]
     for cls, res in classes.items():
         if res.neither:
-            lines.append(f"* **{cls}** ({len(res.neither)}): " + "; ".join(res.neither[:6])
-                         + ("; ..." if len(res.neither) > 6 else ""))
+            lines.append(f"* **{cls}** ({len(res.neither)}): " + _examples(res.neither, 6))
     lines += [
         "",
         "## The invalid corpus",
         "",
         "Each one-fault archive of the invalid corpus (`python -m pcpconform.check.corpus`, see",
-        "`corpus/invalid/README.md`), in every version it is built for.",
+        "`corpus/invalid/README.md`), in every version it is built for. *(crashes)* marks a",
+        "pmlogcheck killed by a signal on at least one version.",
         "",
-        "| case | fault | pmlogcheck catches? | pcpconform catches? | expected codes |",
-        "|---|---|---|---|---|",
+        "| case | fault | " + " | ".join(heads) + " | pcpconform catches? | expected codes |",
+        "|---|---|" + "---|" * len(heads) + "---|---|",
     ]
     for row in corpus_rows:
-        n = len(row["pmlogcheck"])
-        pl = _share(sum(row["pmlogcheck"]), n) + (" (crashes)" if row["crash"] else "")
-        ours = _share(sum(row["ours"]), n)
-        codes = ", ".join(f"`{c}`" for c in row["expect"])
-        fault = row["fault"].replace("|", "\\|")
-        lines.append(f"| `{row['name']}` | {fault} | {pl} | {ours} | {codes} |")
-    caught = sum(1 for r in corpus_rows if any(r["pmlogcheck"]))
-    ours = sum(1 for r in corpus_rows if all(r["ours"]))
-    lines += ["", f"pmlogcheck flags {caught} of the {len(corpus_rows)} corpus faults in at least one "
-              f"version; `pcpconform check` flags {ours} in every version. Whether it reports exactly "
-              "the expected codes is tested by `tests/test_invalid_corpus.py`."]
+        count = len(row.ours)
+        theirs = " | ".join(_share(sum(row.flags[r]), count) + (" (crashes)" if row.crashes[r] else "")
+                            for r in names)
+        codes = ", ".join(f"`{c}`" for c in row.expect)
+        fault = row.fault.replace("|", "\\|")
+        lines.append(f"| `{row.name}` | {fault} | {theirs} | {_share(sum(row.ours), count)} | {codes} |")
+    ours = sum(1 for r in corpus_rows if all(r.ours))
+    caught = ", ".join(f"{h} {sum(1 for r in corpus_rows if any(r.flags[n]))}" for n, h in zip(names, heads))
+    lines += ["", f"Of the {len(corpus_rows)} corpus faults, pmlogcheck flags (in at least one version): "
+              f"{caught}; `pcpconform check` flags {ours} in every version. Whether it reports exactly "
+              "the expected codes is tested by `tests/unit/test_invalid_corpus.py`."]
     return "\n".join(lines) + "\n"
 
 
@@ -521,12 +630,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.differential.libpcp.mutants")
     parser.add_argument("--write", nargs="?", const=str(DOC), metavar="FILE",
                         help="write the comparison to FILE (default docs/pmlogcheck-comparison.md)")
+    parser.add_argument("--referee", action="append", choices=sorted(BY_NAME),
+                        help="run this referee's pmlogcheck (repeatable; default: all three)")
     args = parser.parse_args(argv)
-    if not bridge.HAVE_LIBPCP or shutil.which("pmlogcheck") is None:
-        print("pmlogcheck is not installed", file=sys.stderr)
+    referees = [BY_NAME[n] for n in args.referee] if args.referee else list(REFEREES)
+    missing = [f"{r.name}: {r.why_missing()}" for r in referees if not r.available()]
+    if missing:
+        print("\n".join(missing), file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="pcpconform-compare-") as tmp:
-        text = render(run_classes(Path(tmp)), run_corpus(Path(tmp)))
+        text = render(run_classes(Path(tmp), referees), run_corpus(Path(tmp), referees), referees)
     if args.write:
         Path(args.write).write_text(text, encoding="utf-8")
     else:

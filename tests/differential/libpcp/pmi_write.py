@@ -250,6 +250,8 @@ class Writer(object):
             self.log.pmiSetTimezone(self.archive["timezone"])
         self.use_highres = (self.version == 3
                             and hasattr(self.log, "pmiHighResWrite"))
+        # libpcp_import 2 (PCP 7) has no pmiHighResWrite: its pmiWrite takes nanoseconds
+        self.nsec_write = not hasattr(pmi.LIBPCP_IMPORT, "pmiHighResWrite")
 
     def add_indoms(self):
         for ent in self.doc.get("indoms", []) or []:
@@ -420,7 +422,9 @@ class Writer(object):
             raise FixtureError("sample %d: time must be [sec, nsec]" % n)
         sec, nsec = int(t[0]), int(t[1])
         try:
-            if self.use_highres:
+            if self.nsec_write:
+                self.log.pmiWrite(sec, nsec)
+            elif self.use_highres:
                 self.log.pmiHighResWrite(sec, nsec)
             else:
                 self.log.pmiWrite(sec, nsec // 1000)

@@ -110,7 +110,8 @@ class Referee:
         if self.root is None:
             host_env = dict(os.environ)
             host_env.update({k: str(v) for k, v in (env or {}).items()})
-        return subprocess.run(self._argv(argv, env), capture_output=True, text=True,
+        # tools echo archive bytes (names, labels) that need not be UTF-8
+        return subprocess.run(self._argv(argv, env), capture_output=True, text=True, errors="replace",
                               env=host_env, timeout=timeout)
 
     def run(self, argv: Sequence[str | os.PathLike[str]], *, files: Sequence[Path] = (),
