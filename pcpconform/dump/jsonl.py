@@ -138,7 +138,8 @@ def _canonical_strtab(body: Any) -> bool:
         if off != len(table):
             return False
         table += name + b"\0"
-    return bytes(table) == body.strtab
+    stored: bytes = body.strtab
+    return bytes(table) == stored
 
 
 def _with_tail(obj: dict[str, Any], tail: bytes) -> dict[str, Any]:
@@ -181,8 +182,8 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
             "kind": "labelset", "tag": rtype, "timestamp": _stamp(body.timestamp), "type": ltype,
             "label_type": body.type, "ident": body.ident, **extra,
             "sets": [{"inst": s.inst, "json": escape_bytes(s.json), "nlabels": s.nlabels,
-                      "labels": [dict(name=l.name, namelen=l.namelen, flags=l.flags,
-                                      value=l.value, valuelen=l.valuelen) for l in s.labels]}
+                      "labels": [dict(name=lab.name, namelen=lab.namelen, flags=lab.flags,
+                                      value=lab.value, valuelen=lab.valuelen) for lab in s.labels]}
                      for s in body.sets]}, body.tail)
     return {"kind": "meta", "tag": rtype, "body": escape_bytes(bytes(body))}
 

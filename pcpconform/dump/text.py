@@ -50,9 +50,9 @@ def write_text(archive: Archive, out: TextIO) -> None:
             tdesc = TYPE_DESCRIPTIONS[PmType(d.type)]
         except ValueError:
             tdesc = f"type {d.type}"
-        indom = "PM_INDOM_NULL 0xffffffff" if d.indom.is_null else f"{d.indom} 0x{int(d.indom):x}"
+        indom_text = "PM_INDOM_NULL 0xffffffff" if d.indom.is_null else f"{d.indom} 0x{int(d.indom):x}"
         out.write(f"PMID: {d.pmid} ({', '.join(d.names)})\n")
-        out.write(f"    Data Type: {tdesc}  InDom: {indom}\n")
+        out.write(f"    Data Type: {tdesc}  InDom: {indom_text}\n")
         out.write(f"    Semantics: {sem_token(d.sem)}  Units: {d.units}\n")
         for oneline in (True, False):
             text = archive.help_text(d.pmid, oneline=oneline)

@@ -10,8 +10,9 @@ import json
 import re
 import struct
 from collections.abc import Iterable
+from io import BufferedWriter
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from construct import Container, ListContainer
 
@@ -44,7 +45,8 @@ def _stamp(obj: dict[str, int]) -> Timestamp:
 
 
 def _value(tagged: dict[str, Any]) -> Any:
-    token, text = tagged["type"], tagged.get("value")
+    token = tagged["type"]
+    text: Any = tagged.get("value")  # a missing value fails in the conversion below
     if token == "float":
         return F32.from_bits(int(text, 16))
     if token == "double":
@@ -112,14 +114,14 @@ def _meta_body(obj: dict[str, Any]) -> Container:
                                   labels=ListContainer(Container(**lab) for lab in s["labels"])))
         return Container(timestamp=_stamp(obj["timestamp"]), type=obj["label_type"],
                          ident=obj["ident"], nsets=obj.get("nsets", len(sets)), sets=sets, tail=tail)
-    return unescape_bytes(obj["body"])  # type: ignore[return-value]
+    return unescape_bytes(obj["body"])
 
 
 def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
     """Write the archive a JSON Lines dump describes; returns the files written."""
     out_base = Path(out_base)
     out_base.parent.mkdir(parents=True, exist_ok=True)
-    handles: dict[str, Any] = {}
+    handles: dict[str, BufferedWriter] = {}
     written: list[Path] = []
     version = 0
     seen_header = False
@@ -144,7 +146,7 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
                 if obj["kind"] == "label":
                     version = obj["version"]
                     path = out_base.with_name(f"{out_base.name}.{file}")
-                    handles[file] = open(path, "wb")
+                    handles[file] = open(path, "wb")  # noqa: SIM115 (closed in the finally below)
                     written.append(path)
                     handles[file].write(structs(version).label_record.build(_label(obj, version)))
                     continue
@@ -181,7 +183,3 @@ def undump(lines: Iterable[str], out_base: str | Path) -> list[Path]:
     if not written:
         raise UsageError("the dump holds no label record; nothing to write")
     return written
-
-
-def undump_file(stream: TextIO, out_base: str | Path) -> list[Path]:
-    return undump(stream, out_base)

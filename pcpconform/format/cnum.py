@@ -16,7 +16,7 @@ from pcpconform.format.pmtypes import PmType
 
 __all__ = [
     "INTEGER_TYPES", "NUMERIC_TYPES", "INT_RANGE", "wrap", "wrap_type", "f32", "int_to_f32",
-    "c_int", "c_uint", "round_bits", "round_ratio", "long_double", "long_double_seconds",
+    "c_int", "c_uint", "round_bits", "round_ratio", "long_double_seconds",
 ]
 
 #: the PCP types that hold an integer
@@ -118,11 +118,6 @@ def round_ratio(num: int, den: int, bits: int) -> tuple[int, int]:
         q += 1
     q = -q if num < 0 else q
     return (q, s) if s >= 0 else (q << -s, 0)
-
-
-def long_double(x: Fraction) -> Fraction:
-    """``x`` rounded to the x87 80-bit format (64-bit significand), ties to even."""
-    return round_bits(x, 64)
 
 
 def long_double_seconds(sec: int, nsec: int) -> float:

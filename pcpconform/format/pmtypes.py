@@ -345,9 +345,6 @@ class Timestamp:
     def __lt__(self, other: Timestamp) -> bool:
         return (self.sec, self.nsec) < (other.sec, other.nsec)
 
-    def to_float(self) -> float:
-        return self.sec + self.nsec / 1e9
-
     def total_nsec(self) -> int:
         return self.sec * 1_000_000_000 + self.nsec
 

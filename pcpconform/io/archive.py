@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
-from pcpconform.format.pmtypes import PmID, PmInDom, PmType, PmUnits, TextType, Timestamp
+from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits, TextType, Timestamp
 from pcpconform.format.schema import (
     TYPE_DESC,
     TYPE_INDOM,
@@ -42,13 +42,6 @@ class Desc:
     sem: int
     units: PmUnits
     names: tuple[str, ...]
-
-    @property
-    def type_name(self) -> str:
-        try:
-            return PmType(self.type).token
-        except ValueError:
-            return f"type-{self.type}"
 
 
 @dataclass(frozen=True)
