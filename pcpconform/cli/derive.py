@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from pcpconform.cli.output import opened_output
 from pcpconform.errors import DeriveSemanticError, UsageError
 from pcpconform.format.pmtypes import PmID
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.derive.bind import bind
+from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.config import ANON, Registry, load_path, read_config
 from pcpconform.oracles.derive.evaluate import (
     DEVIATIONS,
@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     failed = bool(messages)
     wanted = args.metric or [d.name for d in defs]
     by_name = {d.name: d for d in defs}
-    bounds, derived = [], {}
+    bounds: list[Bound] = []
+    derived: dict[str, Bound | None] = {}
     for name in wanted:
         d = by_name.get(name)
         if d is None:
@@ -149,9 +150,16 @@ def _samples(ev: Any, derived_samples: list[Any]) -> list[Any]:
     return out
 
 
-def _write(ev: Any, bounds: list[Any], derived_samples: list[Any], args: argparse.Namespace,
-           out: TextIO, emulate: list[str]) -> None:
-    view = DerivedView(ev)
+def _report_source(ev: Evaluator) -> Archive:
+    """The derived metrics as the interp report functions read an archive: DerivedView
+    provides the Archive methods they call (desc, metric_name, instances, indom_history)
+    without being an Archive, so the static type is asserted here, in one place."""
+    return cast(Archive, DerivedView(ev))
+
+
+def _write(ev: Evaluator, bounds: list[Bound], derived_samples: list[Any],
+           args: argparse.Namespace, out: TextIO, emulate: list[str]) -> None:
+    view = _report_source(ev)
     samples = _samples(ev, derived_samples)
     if args.format == "text":
         write_text(view, samples, out)

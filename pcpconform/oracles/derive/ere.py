@@ -12,6 +12,8 @@ iterative, so deep nesting cannot exhaust Python's stack. Patterns are bytes; by
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 __all__ = ["regcomp_error", "MESSAGES"]
 
 MESSAGES = {
@@ -42,6 +44,11 @@ _ESCAPED = {ord("<"): ANCHOR, ord(">"): ANCHOR, ord("b"): ANCHOR, ord("B"): ANCH
             ord("`"): ANCHOR, ord("'"): ANCHOR, ord("w"): WORD, ord("W"): WORD,
             ord("s"): WORD, ord("S"): WORD}
 _DUP = (STAR, PLUS, QUEST, OPEN_DUP)
+
+
+#: a bracket element: ("sb", byte) for a single byte, or ("coll" | "equiv" | "class", name)
+#: for [.x.], [=x=] and [:name:]
+_Element = tuple[str, int | bytes]
 
 
 class _Fail(Exception):
@@ -109,7 +116,7 @@ def _bracket(s: _Scanner) -> None:
         kind = {ord("."): "coll", ord("="): "equiv", ord(":"): "class"}[delim]
         return kind, bytes(name)
 
-    def element(tok: tuple[str, int, int], accept_hyphen: bool) -> tuple[str, object]:
+    def element(tok: tuple[str, int, int], accept_hyphen: bool) -> _Element:
         kind, c, length = tok
         s.i += length
         if kind == "open":
@@ -118,12 +125,12 @@ def _bracket(s: _Scanner) -> None:
             raise _Fail("ERANGE")
         return "sb", c
 
-    def collseq(elem: tuple[str, object]) -> int | None:
+    def collseq(elem: _Element) -> int | None:
         kind, v = elem
-        if kind == "sb":
-            return v if v < 0x80 else None   # type: ignore[return-value]
-        if kind == "coll" and len(v) == 1:  # type: ignore[arg-type]
-            return v[0]                     # type: ignore[index]
+        if isinstance(v, int):              # "sb": one byte
+            return v if v < 0x80 else None
+        if kind == "coll" and len(v) == 1:
+            return v[0]
         return None
 
     tok = peek()
@@ -167,7 +174,7 @@ def _bracket(s: _Scanner) -> None:
             if a > b:
                 raise _Fail("ERANGE")
         elif start[0] in ("equiv", "coll"):
-            if len(start[1]) != 1:          # type: ignore[arg-type]
+            if isinstance(start[1], int) or len(start[1]) != 1:
                 raise _Fail("ECOLLATE")
         elif start[0] == "class" and start[1] not in _CLASSES:
             raise _Fail("ECTYPE")
@@ -219,10 +226,19 @@ def _dup(s: _Scanner, tok: tuple[int, int]) -> tuple[int, int]:
     return s.fetch()
 
 
+@dataclass
+class _Frame:
+    """An open group of _check()."""
+
+    entry: int                  # the completed back-reference map on entry
+    branches: int | None        # the map of the earlier alternatives, during a later one
+    group: int                  # the group's index (-1: the whole pattern)
+
+
 def _check(pattern: bytes) -> None:
     s = _Scanner(pattern)
-    # one frame per open group: [bkref map on entry, map of earlier branches, group index]
-    frames: list[list] = [[0, None, None]]
+    # one frame per open group; the outermost one (the whole pattern) is never closed
+    frames = [_Frame(0, None, -1)]
     completed = 0       # dfa->completed_bkref_map
     nsub = 0
     tok = s.fetch()
@@ -244,7 +260,7 @@ def _check(pattern: bytes) -> None:
                     tok = s.fetch()
                     mode = "dup"
                 else:
-                    frames.append([completed, None, cur])
+                    frames.append(_Frame(completed, None, cur))
             elif t == OPEN_BRACKET:
                 _bracket(s)
                 tok = s.fetch()
@@ -272,14 +288,14 @@ def _check(pattern: bytes) -> None:
                 mode = "expr"
                 continue
             frame = frames[-1]
-            if frame[1] is not None:            # end of a later alternative
-                completed |= frame[1]
-                frame[1] = None
+            if frame.branches is not None:      # end of a later alternative
+                completed |= frame.branches
+                frame.branches = None
             if tok[0] == ALT:                   # parse_reg_exp's loop
                 tok = s.fetch()
                 if tok[0] not in (ALT, END) and (nest == 0 or tok[0] != CLOSE_SUB):
-                    frame[1] = completed
-                    completed = frame[0]
+                    frame.branches = completed
+                    completed = frame.entry
                     mode = "expr"
                 continue
             if nest == 0:
@@ -287,8 +303,8 @@ def _check(pattern: bytes) -> None:
             if tok[0] != CLOSE_SUB:
                 raise _Fail("EPAREN")
             frames.pop()
-            if frame[2] <= 8:
-                completed |= 1 << frame[2]
+            if frame.group <= 8:
+                completed |= 1 << frame.group
             tok = s.fetch()
             mode = "dup"
 

@@ -22,8 +22,10 @@ import re
 from dataclasses import dataclass
 
 from lark.common import ParserConf
+from lark.grammar import Rule as LarkRule
 from lark.grammar import Terminal
-from lark.load_grammar import load_grammar
+from lark.load_grammar import GrammarBuilder
+from lark.parsers.grammar_analysis import LR0ItemSet
 from lark.parsers.lalr_analysis import LALR_Analyzer
 
 from pcpconform.oracles.derive.profiles import Profile
@@ -240,17 +242,20 @@ class Tables:
 
 
 class _Analyzer(LALR_Analyzer):
-    def lalr_states(self):
+    def lalr_states(self) -> set[LR0ItemSet]:
         self.compute_lr0_states()
-        self.compute_reads_relations()
-        self.compute_includes_lookback()
-        self.compute_lookaheads()
+        # lark leaves these three unannotated
+        self.compute_reads_relations()      # type: ignore[no-untyped-call]
+        self.compute_includes_lookback()    # type: ignore[no-untyped-call]
+        self.compute_lookaheads()           # type: ignore[no-untyped-call]
         return self.lr0_itemsets
 
 
-def _rules(text: str) -> tuple[list, list[Rule]]:
+def _rules(text: str) -> tuple[list[LarkRule], list[Rule]]:
     """lark's rules for ``text`` and the same rules numbered as bison numbers them."""
-    grammar, _ = load_grammar(text, "<derive-grammar>", [], False)
+    builder = GrammarBuilder(False, [])
+    builder.load_grammar(text, "<derive-grammar>")
+    grammar = builder.build()
     _, lark_rules, _ = grammar.compile(["defn"], set())
     # bison numbers rules in the order they are written: by rule, then by alternative
     order = {name: i for i, name in enumerate(re.findall(r"^([a-z_]+):", text, flags=re.M))}
@@ -265,7 +270,8 @@ def _rule_prec(rule: Rule, prec: dict[str, tuple[int, str]]) -> tuple[int, str] 
     return prec.get(terms[-1]) if terms else None
 
 
-def _resolve(row: dict, la: str, rule: Rule, prec: dict) -> None:
+def _resolve(row: dict[str, tuple[str, int]], la: str, rule: Rule,
+             prec: dict[str, tuple[int, str]]) -> None:
     """Enter "reduce ``rule`` on ``la``" into ``row`` as yacc does."""
     if la not in row:
         row[la] = ("r", rule.number)
@@ -278,7 +284,7 @@ def _resolve(row: dict, la: str, rule: Rule, prec: dict) -> None:
         row[la] = ("r", rule.number)
 
 
-def _default_reduction(row: dict, reductions: set[int]) -> int | None:
+def _default_reduction(row: dict[str, tuple[str, int]], reductions: set[int]) -> int | None:
     """bison's default reduction: the only reduction of a state that needs no lookahead,
     else the most frequent one (the first in rule order on a tie); none in a state that
     can shift ERROR."""

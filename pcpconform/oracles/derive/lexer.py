@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pcpconform.oracles.derive import ast
 from pcpconform.oracles.derive.profiles import Profile
 
 __all__ = ["Session", "Token", "Lexer", "FUNCTIONS", "RESERVED", "MAX_INTEGER"]
@@ -77,7 +78,7 @@ class Session:
     """
 
     in_matchinst: bool = False
-    last_tree: object | None = None
+    last_tree: ast.Node | None = None
 
 
 @dataclass(frozen=True)

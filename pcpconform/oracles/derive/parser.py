@@ -84,10 +84,49 @@ NOVALUE_TWICE = "novalue() may appear at most once in a ternary expression"
 
 @dataclass
 class _Val:
-    """A semantic value: a node (or token/spec payload) and where its text starts."""
+    """A semantic value: a node (or token/spec payload) and where its text starts.
+
+    What ``node`` holds follows from the grammar symbol the value belongs to; the typed
+    views below say which one an action expects (a mismatch is a bug in the grammar's
+    actions, never an input error)."""
 
     node: object
     start: int
+
+    def token(self) -> Token:
+        """A terminal's token."""
+        assert isinstance(self.node, Token), self.node
+        return self.node
+
+    def expr(self) -> ast.Node:
+        """expr, num, func, novalue: an expression tree."""
+        assert isinstance(self.node, ast.Node), self.node
+        return self.node
+
+    def string(self) -> str:
+        """specval: the value's text."""
+        assert isinstance(self.node, str), self.node
+        return self.node
+
+    def spec(self) -> tuple[str, str]:
+        """spec: (keyword, value)."""
+        assert isinstance(self.node, tuple), self.node
+        return self.node
+
+    def specs(self) -> list[tuple[str, str]]:
+        """speclist: the specs in order."""
+        assert isinstance(self.node, list), self.node
+        return self.node
+
+    def flag(self) -> bool:
+        """opt_bang: whether the "!" is there."""
+        assert isinstance(self.node, bool), self.node
+        return self.node
+
+    def regexpr(self) -> tuple[str, bool]:
+        """regexpr: (pattern, negated)."""
+        assert isinstance(self.node, tuple), self.node
+        return self.node
 
 
 class _YYError(Exception):
@@ -132,7 +171,7 @@ class _Parse:
     def run(self) -> ast.Node:
         t = self.t
         states = [t.start]
-        values: list[_Val | None] = [None]
+        values = [_BOTTOM]
         look: Token | None = None
         errstatus = 0
         lex = self.lexer
@@ -156,7 +195,8 @@ class _Parse:
                 if errstatus:
                     errstatus -= 1
                 states.append(act[1])
-                values.append(_Val(look, look.pos))
+                shifted = lookahead()       # the token just read (a shift needs one)
+                values.append(_Val(shifted, shifted.pos))
                 look = None
                 continue
             rule_no = act[1] if act is not None else t.default[state]
@@ -179,7 +219,7 @@ class _Parse:
                 except _Crash as e:
                     raise DeriveSyntaxError(self.lexer.lexicon, str(e), aborts=True) from None
                 if result is _ACCEPT:
-                    tree = args[0].node
+                    tree = args[0].expr()
                     self.session.last_tree = tree
                     return tree
                 del states[len(states) - n:]
@@ -198,7 +238,7 @@ class _Parse:
             if not self._recover(states, values):
                 return self._fail()
 
-    def _recover(self, states: list[int], values: list) -> bool:
+    def _recover(self, states: list[int], values: list[_Val]) -> bool:
         """yyerrlab1: pop to a state that shifts ERROR and shift it; False when the stack empties."""
         t = self.t
         while True:
@@ -215,13 +255,13 @@ class _Parse:
     def _fail(self) -> ast.Node:
         if not self.tree_reset and self.session.last_tree is not None:
             # libpcp's parse_tree still holds the previous expression: "success"
-            return self.session.last_tree  # type: ignore[return-value]
+            return self.session.last_tree
         self.session.last_tree = None
         raise DeriveSyntaxError(self.lexer.lexicon, self.errmsg)
 
     # --- actions -------------------------------------------------------------------------
 
-    def _action(self, name: str, args: list[_Val]) -> object:
+    def _action(self, name: str, args: list[_Val]) -> _Val:
         if name == "accept":
             return _ACCEPT
         if name in self.gramerr:
@@ -234,125 +274,125 @@ class _Parse:
         start = args[0].start if args else self.lexer.lexicon
         return _Val(getattr(self, "_a_" + name)(args, start), start)
 
-    def _a_paren(self, a, start):
-        return a[1].node
+    def _a_paren(self, a: list[_Val], start: int) -> ast.Node:
+        return a[1].expr()
 
-    def _a_pass(self, a, start):
-        return a[0].node
+    def _a_pass(self, a: list[_Val], start: int) -> ast.Node:
+        return a[0].expr()
 
-    def _a_name(self, a, start):
-        return ast.Metric(start, a[0].node.text)
+    def _a_name(self, a: list[_Val], start: int) -> ast.Metric:
+        return ast.Metric(start, a[0].token().text)
 
-    def _a_name_inst(self, a, start):
-        return ast.InstSelect(start, ast.Metric(start, a[0].node.text), a[1].node.text)
+    def _a_name_inst(self, a: list[_Val], start: int) -> ast.InstSelect:
+        return ast.InstSelect(start, ast.Metric(start, a[0].token().text), a[1].token().text)
 
-    def _a_paren_inst(self, a, start):
-        return ast.InstSelect(start, a[1].node, a[3].node.text)
+    def _a_paren_inst(self, a: list[_Val], start: int) -> ast.InstSelect:
+        return ast.InstSelect(start, a[1].expr(), a[3].token().text)
 
-    def _a_binary(self, a, start):
-        return ast.Binary(start, a[1].node.text, a[0].node, a[2].node)
+    def _a_binary(self, a: list[_Val], start: int) -> ast.Binary:
+        return ast.Binary(start, a[1].token().text, a[0].expr(), a[2].expr())
 
-    def _a_unary(self, a, start):
-        return ast.Unary(start, a[0].node.text, a[1].node)
+    def _a_unary(self, a: list[_Val], start: int) -> ast.Unary:
+        return ast.Unary(start, a[0].token().text, a[1].expr())
 
-    def _a_ternary(self, a, start):
-        return ast.Ternary(start, a[0].node, a[2].node, a[4].node)
+    def _a_ternary(self, a: list[_Val], start: int) -> ast.Ternary:
+        return ast.Ternary(start, a[0].expr(), a[2].expr(), a[4].expr())
 
-    def _a_integer(self, a, start):
-        tok = a[0].node
+    def _a_integer(self, a: list[_Val], start: int) -> ast.Integer:
+        tok = a[0].token()
         return ast.Integer(start, _int(tok.text), tok.text)
 
-    def _a_double(self, a, start):
-        tok = a[0].node
+    def _a_double(self, a: list[_Val], start: int) -> ast.Double:
+        tok = a[0].token()
         return ast.Double(start, _strtod(tok.text), tok.text)
 
-    def _a_mid(self, a, start):
+    def _a_mid(self, a: list[_Val], start: int) -> None:
         return None
 
-    def _a_mkconst(self, a, start):
-        tok = a[2].node
+    def _a_mkconst(self, a: list[_Val], start: int) -> ast.MkConst:
+        tok = a[2].token()
         value = ast.Integer(tok.pos, _int(tok.text), tok.text)
-        return ast.MkConst(start, value, _spec(a[5].node))
+        return ast.MkConst(start, value, _spec(a[5].specs()))
 
-    def _a_mkconst_double(self, a, start):
-        tok = a[2].node
-        spec = _spec(a[5].node)
+    def _a_mkconst_double(self, a: list[_Val], start: int) -> ast.MkConst:
+        tok = a[2].token()
+        spec = _spec(a[5].specs())
         typ = _ascii_upper(spec.get("type") or "DOUBLE")
         if typ not in ("DOUBLE", "FLOAT"):
             _gramerr(self, "Incompatible floating point constant and type", None, typ)
             raise _Abort
         return ast.MkConst(start, ast.Double(tok.pos, _strtod(tok.text), tok.text), spec)
 
-    def _a_speclist_more(self, a, start):
-        return a[0].node + [a[2].node]
+    def _a_speclist_more(self, a: list[_Val], start: int) -> list[tuple[str, str]]:
+        return a[0].specs() + [a[2].spec()]
 
-    def _a_speclist_one(self, a, start):
-        return [a[0].node]
+    def _a_speclist_one(self, a: list[_Val], start: int) -> list[tuple[str, str]]:
+        return [a[0].spec()]
 
-    def _a_spec_type(self, a, start):
-        value = a[2].node
+    def _a_spec_type(self, a: list[_Val], start: int) -> tuple[str, str]:
+        value = a[2].string()
         if _ascii_upper(value) not in TYPE_NAMES:
             _gramerr(self, "Unrecognized value for type", None, value)
             raise _Abort
         return ("type", value)
 
-    def _a_spec_semantics(self, a, start):
-        value = a[2].node
+    def _a_spec_semantics(self, a: list[_Val], start: int) -> tuple[str, str]:
+        value = a[2].string()
         if _ascii_upper(value) not in SEMANTICS_NAMES:
             _gramerr(self, "Unrecognized value for semantics", None, value)
             raise _Abort
         return ("semantics", value)
 
-    def _a_spec_units(self, a, start):
-        value = a[2].node
+    def _a_spec_units(self, a: list[_Val], start: int) -> tuple[str, str]:
+        value = a[2].string()
         self._check_units(value)
         return ("units", value)
 
-    def _a_spec_meta(self, a, start):
-        return ("meta", a[2].node.text)
+    def _a_spec_meta(self, a: list[_Val], start: int) -> tuple[str, str]:
+        return ("meta", a[2].token().text)
 
-    def _a_specval(self, a, start):
-        return a[0].node.text
+    def _a_specval(self, a: list[_Val], start: int) -> str:
+        return a[0].token().text
 
-    def _a_novalue(self, a, start):
+    def _a_novalue(self, a: list[_Val], start: int) -> ast.NoValueExpr:
         return ast.NoValueExpr(start, ast.Spec())
 
-    def _a_novalue_spec(self, a, start):
-        return ast.NoValueExpr(start, _spec(a[2].node))
+    def _a_novalue_spec(self, a: list[_Val], start: int) -> ast.NoValueExpr:
+        return ast.NoValueExpr(start, _spec(a[2].specs()))
 
-    def _a_regexpr(self, a, start):
-        pattern = a[1].node.text
+    def _a_regexpr(self, a: list[_Val], start: int) -> tuple[str, bool]:
+        pattern = a[1].token().text
         err = regcomp_error(pattern.encode("utf-8", "surrogateescape"))
         if err is not None:
             _gramerr(self, "bad regular expression:", None, err)
             raise _Abort
-        return (pattern, a[0].node)
+        return (pattern, a[0].flag())
 
-    def _a_bang(self, a, start):
+    def _a_bang(self, a: list[_Val], start: int) -> bool:
         return True
 
-    def _a_no_bang(self, a, start):
+    def _a_no_bang(self, a: list[_Val], start: int) -> bool:
         return False
 
-    def _a_call_name(self, a, start):
-        name = a[2].node
-        if a[0].node.type == "L_ANON" and name.text not in ANON_TYPES:
+    def _a_call_name(self, a: list[_Val], start: int) -> ast.Call:
+        name = a[2].token()
+        if a[0].token().type == "L_ANON" and name.text not in ANON_TYPES:
             # libpcp prints this, frees the nodes and goes on using them: a double free
             raise _Crash(f"type={name.text} not allowed for anon()")
-        return ast.Call(start, a[0].node.text, ast.Metric(name.pos, name.text))
+        return ast.Call(start, a[0].token().text, ast.Metric(name.pos, name.text))
 
-    def _a_call_expr(self, a, start):
-        return ast.Call(start, a[0].node.text, a[2].node)
+    def _a_call_expr(self, a: list[_Val], start: int) -> ast.Call:
+        return ast.Call(start, a[0].token().text, a[2].expr())
 
-    def _a_rescale(self, a, start):
-        units = a[4].node.text
+    def _a_rescale(self, a: list[_Val], start: int) -> ast.Rescale:
+        units = a[4].token().text
         self._check_units(units)
-        return ast.Rescale(start, a[2].node, units)
+        return ast.Rescale(start, a[2].expr(), units)
 
-    def _a_matchinst(self, a, start):
+    def _a_matchinst(self, a: list[_Val], start: int) -> ast.MatchInst:
         self.session.in_matchinst = False
-        pattern, negate = a[2].node
-        return ast.MatchInst(start, pattern, negate, a[4].node)
+        pattern, negate = a[2].regexpr()
+        return ast.MatchInst(start, pattern, negate, a[4].expr())
 
     def _check_units(self, text: str) -> None:
         try:
@@ -365,7 +405,10 @@ class _Parse:
             raise _Abort from None
 
 
-_ACCEPT = object()
+#: what the accepting action returns (compared by identity)
+_ACCEPT = _Val(None, -1)
+#: the value under the start state (bison's yyvsa[0]); no rule ever reads it
+_BOTTOM = _Val(None, 0)
 
 
 def _ascii_upper(s: str) -> str:
@@ -435,14 +478,13 @@ def format_errmsg(name: str, text: str | bytes, error: DeriveSyntaxError) -> str
 def unparse(node: ast.Node) -> str:
     """Expression text for ``node`` with every operator application in parentheses."""
     out: list[str] = []
-    stack: list[object] = [node]
+    stack: list[str | ast.Node] = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
             continue
-        parts = _parts(item)  # type: ignore[arg-type]
-        stack.extend(reversed(parts))
+        stack.extend(reversed(_parts(item)))
     return "".join(out)
 
 
@@ -450,7 +492,7 @@ def _quote_inst(s: str) -> str:
     return s.replace("\\", "\\\\").replace("]", "\\]")
 
 
-def _parts(n: ast.Node) -> list[object]:
+def _parts(n: ast.Node) -> list[str | ast.Node]:
     if isinstance(n, ast.Metric):
         return [n.name]
     if isinstance(n, (ast.Integer, ast.Double)):

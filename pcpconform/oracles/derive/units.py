@@ -127,27 +127,27 @@ def _c_mod(a: int, b: int) -> int:
     return a - _c_div(a, b) * b
 
 
-def conv_scale(ptype: int, value: object, iunit: PmUnits, ounit: PmUnits) -> object:
+def conv_scale(ptype: int, value: float, iunit: PmUnits, ounit: PmUnits) -> int | float:
     """pmConvScale of one value of type ``ptype``: ints wrap as C does, FLOAT is float32."""
     mult, div = conv_factors(iunit, ounit)
     if ptype in (PmType.I32, PmType.U32, PmType.I64) and div == 0:
         raise ConvScaleError(PM_ERR_CONV)      # not reachable with libpcp's scales
     if ptype == PmType.I32:
-        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)  # type: ignore[call-overload]
+        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)
         return wrap(_c_div(num, div), 32, True)
     if ptype == PmType.U32:
-        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)  # type: ignore[call-overload]
+        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)
         return _c_div(num, div) & 0xFFFFFFFF
     if ptype == PmType.I64:
-        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)  # type: ignore[call-overload]
+        num = wrap(int(value) * mult + _c_div(div, 2), 64, True)
         return wrap(_c_div(num, div), 64, True)
     if ptype == PmType.U64:
         mask = (1 << 64) - 1
-        num = (int(value) * (mult & mask) + (_c_div(div, 2) & mask)) & mask  # type: ignore[call-overload]
+        num = (int(value) * (mult & mask) + (_c_div(div, 2) & mask)) & mask
         return num // (div & mask)
     if ptype == PmType.FLOAT:
         factor = f32(int_to_f32(mult) / int_to_f32(div))
-        return F32(f32(float(value) * factor))  # type: ignore[arg-type]
+        return F32(f32(float(value) * factor))
     if ptype == PmType.DOUBLE:
-        return float(value) * (float(mult) / float(div))  # type: ignore[arg-type]
+        return float(value) * (float(mult) / float(div))
     raise ConvScaleError(PM_ERR_CONV)

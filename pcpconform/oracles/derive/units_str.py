@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from pcpconform.errors import UnitsAbort, UnitsError
@@ -115,9 +116,19 @@ def _kw(s: bytes, i: int, end: int, table: list[tuple[str, int]]) -> tuple[int, 
     return None
 
 
-def _part(s: bytes, i: int, end: int) -> list:
-    """__pmParseUnitsStrPart: [dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount, mult]."""
-    out = [0, 0, 0, 0, 0, 0, 1.0]
+@dataclass
+class _Part:
+    """What __pmParseUnitsStrPart reads from one side of the "/"; ``dim`` and ``scale``
+    are indexed by axis: 0 space, 1 time, 2 count."""
+
+    dim: list[int] = field(default_factory=lambda: [0, 0, 0])
+    scale: list[int] = field(default_factory=lambda: [0, 0, 0])
+    mult: float = 1.0
+
+
+def _part(s: bytes, i: int, end: int) -> _Part:
+    """__pmParseUnitsStrPart: dimensions, scales and the multiplier of s[i:end]."""
+    out = _Part()
     while i != end:
         c = s[i]
         if c in _SPACE_CHARS:
@@ -127,25 +138,25 @@ def _part(s: bytes, i: int, end: int) -> list:
             r = _strtod(s, i)
             if r is None or r[1] > end:
                 raise UnitsError("invalid floating point literal")
-            out[6] *= r[0]
+            out.mult *= r[0]
             i = r[1]
             continue
         dim = None
         for axis, table in ((1, _TIME), (0, _SPACE), (2, _COUNT)):
-            if out[axis] == 0:
+            if out.dim[axis] == 0:
                 hit = _kw(s, i, end, table)
                 if hit is not None:
-                    out[3 + axis], i = hit
+                    out.scale[axis], i = hit
                     dim = axis
                     break
         if dim is None:
             raise UnitsError("unrecognized or duplicate base unit")
         if i == end or s[i] in _SPACE_CHARS:
-            out[dim] = 1
+            out.dim[dim] = 1
         else:
             hit = _kw(s, i, end, _EXPONENT)
             if hit is not None:
-                out[dim], i = hit
+                out.dim[dim], i = hit
     return out
 
 
@@ -168,39 +179,40 @@ def parse_units_str(text: bytes | str, *, asserts: bool = True) -> Units:
         s = s[:nul]
     slash = s.find(b"/")
     if slash < 0:
-        top, bottom = _part(s, 0, len(s)), [0, 0, 0, 0, 0, 0, 1.0]
+        top, bottom = _part(s, 0, len(s)), _Part()
     else:
         top, bottom = _part(s, 0, slash), _part(s, slash + 1, len(s))
     dims = []
     for axis, name in ((0, "space"), (1, "time"), (2, "count")):
-        d = top[axis] - bottom[axis]
+        d = top.dim[axis] - bottom.dim[axis]
         if not -8 <= d <= 7:            # pmUnits has 4-bit signed dimensions
             raise UnitsError(f"{name} dimension out of bounds")
         dims.append(d)
-    mult = _ieee_div(bottom[6], top[6])
+    mult = _ieee_div(bottom.mult, top.mult)
     scales = [0, 0, 0]
     known = True
-    factors = {0: lambda sc: 1024.0 ** sc, 2: lambda sc: 10.0 ** sc,
-               1: lambda sc: (1e-9, 1e-6, 1e-3, 1.0, 60.0, 3600.0)[sc] if sc <= 5 else math.nan}
+    factors: dict[int, Callable[[int], float]] = {
+        0: lambda sc: 1024.0 ** sc, 2: lambda sc: 10.0 ** sc,
+        1: lambda sc: (1e-9, 1e-6, 1e-3, 1.0, 60.0, 3600.0)[sc] if sc <= 5 else math.nan}
     for axis, unit in ((0, 0), (2, 0), (1, 3)):   # PM_SPACE_BYTE, PM_COUNT_ONE, PM_TIME_SEC
-        if top[axis] == 0 and bottom[axis] != 0:
-            scales[axis] = bottom[3 + axis]
-        elif bottom[axis] == 0 and top[axis] != 0:
-            scales[axis] = top[3 + axis]
+        if top.dim[axis] == 0 and bottom.dim[axis] != 0:
+            scales[axis] = bottom.scale[axis]
+        elif bottom.dim[axis] == 0 and top.dim[axis] != 0:
+            scales[axis] = top.scale[axis]
         else:
             # both (or neither) have this dimension: fold the scales into the multiplier
             if axis == 1:
                 for part, which in ((top, "dividend"), (bottom, "divisor")):
-                    if part[4] > 5 and asserts:
+                    if part.scale[1] > 5 and asserts:
                         raise UnitsAbort(f"units.c: pmParseUnitsStr: Assertion "
                                          f"`{which}.scaleTime <= PM_TIME_HOUR' failed.")
-                    if part[4] > 5 and part[1] != 0:
+                    if part.scale[1] > 5 and part.dim[1] != 0:
                         known = False       # factor**dim of memory past the table
             scales[axis] = unit if dims[axis] else 0
             with_f = factors[axis]
             try:
-                mult *= with_f(top[3 + axis]) ** -top[axis]
-                mult *= with_f(bottom[3 + axis]) ** bottom[axis]
+                mult *= with_f(top.scale[axis]) ** -top.dim[axis]
+                mult *= with_f(bottom.scale[axis]) ** bottom.dim[axis]
             except (OverflowError, ZeroDivisionError):
                 mult = math.nan
     return Units(dims[0], dims[1], dims[2], scales[0], scales[1], scales[2], mult, known)
