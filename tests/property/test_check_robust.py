@@ -15,10 +15,12 @@ from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 
 ROOT = Path(__file__).resolve().parents[2]
+#: generated valid archives by "<fixture>-v<version>"
+Pristine = dict[str, Path]
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> dict[str, Path]:
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Pristine:
     out = {}
     for name in ("example", "events"):
         for version in (2, 3):
@@ -29,7 +31,7 @@ def pristine(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
-def test_generated_archives_check_clean(pristine) -> None:
+def test_generated_archives_check_clean(pristine: Pristine) -> None:
     for name, base in pristine.items():
         report = check_archive(base)
         assert report.diagnostics == [], (name, report.diagnostics)
@@ -38,7 +40,8 @@ def test_generated_archives_check_clean(pristine) -> None:
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_mutations_never_escape(pristine, tmp_path_factory, data) -> None:
+def test_mutations_never_escape(pristine: Pristine, tmp_path_factory: pytest.TempPathFactory,
+                                data: st.DataObject) -> None:
     src = pristine[data.draw(st.sampled_from(sorted(pristine)))]
     dest = tmp_path_factory.mktemp("m")
     for p in src.parent.glob("a.*"):
@@ -63,7 +66,7 @@ def test_mutations_never_escape(pristine, tmp_path_factory, data) -> None:
     assert "check.internal" not in report.codes(), report.diagnostics
 
 
-def test_compression_bomb_is_refused(tmp_path: Path, pristine) -> None:
+def test_compression_bomb_is_refused(tmp_path: Path, pristine: Pristine) -> None:
     src = pristine["example-v3"]
     for p in src.parent.glob("a.*"):
         (tmp_path / p.name).write_bytes(p.read_bytes())
@@ -77,7 +80,7 @@ def test_compression_bomb_is_refused(tmp_path: Path, pristine) -> None:
     assert "file.decompress-limit" in report.codes()
 
 
-def test_max_diagnostics_stops_early(tmp_path: Path, pristine) -> None:
+def test_max_diagnostics_stops_early(tmp_path: Path, pristine: Pristine) -> None:
     src = pristine["example-v2"]
     for p in src.parent.glob("a.*"):
         (tmp_path / p.name).write_bytes(p.read_bytes())
@@ -87,7 +90,7 @@ def test_max_diagnostics_stops_early(tmp_path: Path, pristine) -> None:
     assert len(report.diagnostics) == 1 and report.truncated
 
 
-def test_counter_stored_as_another_type_is_reported_not_a_crash(tmp_path: Path, pristine) -> None:
+def test_counter_stored_as_another_type_is_reported_not_a_crash(tmp_path: Path, pristine: Pristine) -> None:
     """A counter's value in a block of another type (here STRING) cannot be compared with the
     previous value: it is value.vtype, and the check goes on (it used to stop with
     check.internal on comparing bytes with an int)."""

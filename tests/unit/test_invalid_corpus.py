@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,8 @@ from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the corpus directory and its manifest
+Built = tuple[Path, dict[str, Any]]
 
 
 def _severity(code: str) -> Severity:
@@ -24,7 +27,7 @@ def _severity(code: str) -> Severity:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     out = tmp_path_factory.mktemp("invalid-corpus")
     manifest = corpus.build_corpus(out)
     return out, manifest
@@ -34,7 +37,7 @@ def _case_ids() -> list[str]:
     return [f"{c.name}-v{v}" for c in corpus.CASES for v in c.versions]
 
 
-def test_manifest_is_written_and_complete(built) -> None:
+def test_manifest_is_written_and_complete(built: Built) -> None:
     out, manifest = built
     on_disk = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     assert on_disk == manifest
@@ -50,7 +53,7 @@ def test_manifest_is_written_and_complete(built) -> None:
 
 
 @pytest.mark.parametrize("name", _case_ids())
-def test_case_reports_expected_codes(built, name: str) -> None:
+def test_case_reports_expected_codes(built: Built, name: str) -> None:
     out, manifest = built
     entry = next(c for c in manifest["cases"] if c["name"] == name)
     report = check_archive(out / entry["archive"], **entry.get("options", {}))
@@ -63,7 +66,7 @@ def test_case_reports_expected_codes(built, name: str) -> None:
     assert want_others <= got, f"{entry['fault']}\n{detail}"
 
 
-def test_valid_originals_are_clean(built) -> None:
+def test_valid_originals_are_clean(built: Built) -> None:
     out, manifest = built
     assert len(manifest["valid"]) == 4
     for entry in manifest["valid"]:
@@ -71,7 +74,7 @@ def test_valid_originals_are_clean(built) -> None:
         assert report.diagnostics == [], entry["name"]
 
 
-def test_every_error_code_is_covered_or_explained(built) -> None:
+def test_every_error_code_is_covered_or_explained(built: Built) -> None:
     _, manifest = built
     covered = {code for c in manifest["cases"] for code in c["expect"]}
     uncovered = {u["code"]: u["reason"] for u in manifest["uncovered"]}
@@ -83,7 +86,7 @@ def test_every_error_code_is_covered_or_explained(built) -> None:
     assert not missing, f"error codes with no case and no reason: {missing}"
 
 
-def test_readme_is_current(built) -> None:
+def test_readme_is_current(built: Built) -> None:
     _, manifest = built
     readme = ROOT / corpus.README
     assert readme.exists(), "run: python -m pcpconform.check.corpus --readme"
