@@ -30,7 +30,6 @@ from pcpconform.check.engine import check_archive
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from tests.differential.libpcp import mutants
-from tests.differential.libpcp.bridge import PMI_WRITE
 from tests.differential.libpcp.convert import fixture_to_pmi
 from tests.differential.libpcp.referees import LibpcpError, Referee
 
@@ -39,6 +38,8 @@ pytestmark = [pytest.mark.libpcp]
 ORIGINALS = [(source, version) for source in mutants.SOURCES for version in mutants.VERSIONS]
 #: mutants per class and original run by the tests (the full run is mutants.py's main)
 PER_ORIGINAL = 30
+
+PMI_WRITE = Path(mutants.__file__).parent / "pmi_write.py"   # runs under the referee's Python
 
 RecordProperty = Callable[[str, object], None]
 
