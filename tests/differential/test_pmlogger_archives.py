@@ -10,7 +10,6 @@ from pcpconform.dump.jsonl import dump_lines, jsonl_records
 from pcpconform.io.archive import Archive
 from pcpconform.io.rebuild import rebuild_archive
 from tests.conftest import needs_libpcp
-from tests.differential.libpcp import chroot
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp
 
 pytestmark = [pytest.mark.libpcp, needs_libpcp]
@@ -66,36 +65,3 @@ def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
     report = check_archive(archives[name])
     assert report.errors == 0, [d for d in report.diagnostics if d.severity.value == "error"]
 
-
-# ---- interpolation of real archives (INTERP-*): every metric, both directions ----
-
-def _interp_case(base: Path, rules: str, forward: bool) -> None:
-    from pcpconform.format.pmtypes import Timestamp
-    from pcpconform.oracles.interp.replay import DEVIATIONS
-    from tests.differential.test_interp_vs_libpcp import libpcp_view, oracle_view
-
-    a = Archive(base)
-    pmids = sorted(int(d.pmid) for d in a.descs() if not (int(d.pmid) >> 22) == 511)
-    times = [r.timestamp.total_nsec() for r in a.results()]
-    lo, hi = times[0], times[-1]
-    # an interval unrelated to pmlogger's 100 ms, kept clear of the 1 ms end windows
-    step = 37_777_777
-    count = (hi - lo - 4_000_000) // step
-    start = Timestamp.from_nsec(lo + 2_000_000 if forward else hi - 2_000_000)
-    delta = step if forward else -step
-    ours = oracle_view(base, start, delta, count, pmids, rules, tuple(DEVIATIONS))
-    theirs = libpcp_view(base, start, delta, count, pmids, rules)
-    assert len(ours) == count and ours == theirs
-
-
-@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume"])
-def test_pmlogger_archive_interpolates_like_libpcp_6_0(archives, name: str, forward: bool) -> None:
-    _interp_case(archives[name], "pcp-6.0", forward)
-
-
-@pytest.mark.skipif(not chroot.HAVE_TRIXIE, reason="no trixie chroot with PCP 6.3")
-@pytest.mark.parametrize("forward", [True, False], ids=["forward", "backward"])
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume"])
-def test_pmlogger_archive_interpolates_like_libpcp_6_3(archives, name: str, forward: bool) -> None:
-    _interp_case(archives[name], "pcp-6.3", forward)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,8 @@ from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp.replay import NoValue, interpolate
+from pcpconform.oracles.interp.model import NoValue
+from pcpconform.oracles.interp.replay import interpolate
 from tests.cli import run_cli as run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,13 +21,13 @@ T0 = 1700000000
 
 
 @pytest.fixture(scope="module")
-def seed(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("seed") / "s"
+def seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base: Path = tmp_path_factory.mktemp("seed") / "s"
     generate_archive(load_fixture(ROOT / "corpus" / "fixtures" / "interp-seed.yaml"), base)
     return base
 
 
-def values_at(base: Path, metric: str, times: list[float], rules: str) -> list:
+def values_at(base: Path, metric: str, times: list[float], rules: str) -> list[Any]:
     a = Archive(base)
     out = []
     for t in times:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,8 @@ from pcpconform.fixtures.fixture import load_fixture, parse_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp.replay import NoValue, Replay
+from pcpconform.oracles.interp.model import NoValue, Sample
+from pcpconform.oracles.interp.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1700000000
@@ -29,18 +31,18 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def lines(ax) -> dict[str, object]:
+def lines(ax: Any) -> dict[str, Any]:
     return {ln.get_gid(): ln for ln in ax.lines}
 
 
-def same(xs, ys) -> bool:
+def same(xs: Any, ys: Any) -> bool:
     """Equal as plotted: NaN matches NaN."""
     xs, ys = [float(x) for x in xs], [float(y) for y in ys]
     return len(xs) == len(ys) and all(a == b or (math.isnan(a) and math.isnan(b))
                                       for a, b in zip(xs, ys))
 
 
-def build(tmp_path: Path, doc: dict, name: str = "a") -> Archive:
+def build(tmp_path: Path, doc: dict[str, Any], name: str = "a") -> Archive:
     base = tmp_path / name
     generate_archive(parse_fixture(doc), base)
     return Archive(base)
@@ -51,7 +53,7 @@ def replay_all(a: Archive, rules: str = "pcp-6.3") -> Replay:
 
 
 @pytest.fixture(scope="module")
-def seed(tmp_path_factory) -> Archive:
+def seed(tmp_path_factory: pytest.TempPathFactory) -> Archive:
     base = tmp_path_factory.mktemp("seed") / "s"
     generate_archive(load_fixture(ROOT / "corpus" / "fixtures" / "interp-seed.yaml"), base)
     return Archive(base)
@@ -172,7 +174,7 @@ def test_panel_cap_is_stated(tmp_path: Path) -> None:
     samples = replay.schedule(Timestamp(T0), 250_000_000, 5)
     fig = build_figure(replay, samples)
     assert len(fig.axes) == 24
-    assert "showing 24 of 30" in fig._suptitle.get_text()
+    assert "showing 24 of 30" in fig._suptitle.get_text()  # type: ignore[attr-defined]
     assert len(build_figure(replay, samples, max_panels=5).axes) == 5
     out = tmp_path / "many.png"
     plot_replay(replay, samples, out)
@@ -180,8 +182,9 @@ def test_panel_cap_is_stated(tmp_path: Path) -> None:
 
 
 def test_nothing_to_plot_still_writes_a_figure(seed: Archive, tmp_path: Path) -> None:
-    for replay, samples in ((Replay(seed, []), []),
-                            (Replay(seed, [int(seed.desc("seed.counter").pmid)]), [])):
+    no_samples: list[Sample] = []
+    for replay, samples in ((Replay(seed, []), no_samples),
+                            (Replay(seed, [int(seed.desc("seed.counter").pmid)]), no_samples)):
         fig = build_figure(replay, samples)
         assert len(fig.axes) == (0 if not replay.descs else 1)
         out = tmp_path / f"empty{len(replay.descs)}.png"

@@ -3,10 +3,12 @@
 
 Usage:  /usr/bin/python3 pm_interp.py BASE START_SEC START_NSEC DELTA_NSEC COUNT PMID...
 
-Runs under Debian's system python (PCP bindings). Prints one JSON document:
+Runs under a PCP's system python (the bindings of PCP 6.0.3, 6.3 or 7). Prints one JSON
+document:
   {"samples": [{"time": [sec, nsec], "eol": bool,
                 "values": {"d.c.i": {"numval": n, "values": [[inst, VALUE], ...]}}}]}
-VALUE is encoded as pm_read.py encodes it (ints; "f32:"/"f64:" bits; "str:" hex).
+VALUE is encoded as pm_read.py encodes it (ints; "f32:"/"f64:" bits; "str:" hex); pm_read.py
+must lie beside this script.
 """
 
 import ctypes
@@ -36,13 +38,18 @@ def main(argv):
     pmid_array = (ctypes.c_uint * len(pmids))(*pmids)
     sign = -1 if delta_ns < 0 else 1
     delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
-    ctx.pmSetModeHighRes(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
+    # PCP 6.x: the timespec calls are the HighRes ones; PCP 7: the plain names take and give
+    # timespecs and the HighRes names are gone
+    set_mode = getattr(ctx, "pmSetModeHighRes", None) or ctx.pmSetMode
+    fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
+    free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
+    set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
     samples = []
     t = sec * 10**9 + nsec
     for _ in range(count):
         entry = {"time": [t // 10**9, t % 10**9], "eol": False, "values": {}}
         try:
-            r = ctx.pmFetchHighRes(pmid_array)
+            r = fetch(pmid_array)
         except pmapi.pmErr as exc:
             if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
                 entry["eol"] = True
@@ -61,7 +68,7 @@ def main(argv):
                 vl = res.get_vlist(k, j)   # vs.vlist is declared with one element
                 vals.append([vl.inst, encode_value(vs.valfmt, vl, vtype)])
             entry["values"][pmid_str(pmid)] = {"numval": vs.numval, "values": sorted(vals)}
-        ctx.pmFreeHighResResult(r)
+        free(r)
         samples.append(entry)
         t += delta_ns
     json.dump({"samples": samples}, sys.stdout)
