@@ -10,11 +10,15 @@ accepted is for them to say, not for the strategy.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pcpconform.extra import require
+from pcpconform.oracles.derive.profiles import Profile
 
-st = require("hypothesis.strategies", "strategies", "pcpconform.extra.derive_strategies")
-
-from pcpconform.oracles.derive.profiles import Profile  # noqa: E402 (after the hypothesis check)
+if TYPE_CHECKING:
+    import hypothesis.strategies as st
+else:
+    st = require("hypothesis.strategies", "strategies", "pcpconform.extra.derive_strategies")
 
 __all__ = ["expressions", "valid_expressions", "faulty_expressions", "config_texts",
            "units_strings", "patterns"]
@@ -37,24 +41,24 @@ SPACES = ("", "", "", " ", " ", "  ", "\t", "\n")
 _BINARY = ("+", "-", "*", "/", "<", "<=", "==", ">=", ">", "!=", "&&", "||")
 
 
-def _join(draw, parts: list[str]) -> str:
+def _join(draw: st.DrawFn, parts: list[str]) -> str:
     return "".join(p + draw(st.sampled_from(SPACES)) for p in parts)
 
 
 @st.composite
-def _integer(draw) -> str:
+def _integer(draw: st.DrawFn) -> str:
     return draw(st.one_of(
         st.integers(0, 99).map(str),
         st.sampled_from(("4294967295", "0", "007", "4294967296", "65536", "2147483648"))))
 
 
 @st.composite
-def _double(draw) -> str:
+def _double(draw: st.DrawFn) -> str:
     return draw(st.sampled_from(("1.5", ".5", "1.", "0.0", "3.14159", "10.25", ".")))
 
 
 @st.composite
-def _spec(draw, profile: Profile, double: bool) -> list[str]:
+def _spec(draw: st.DrawFn, profile: Profile, double: bool) -> list[str]:
     items = []
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(("type", "semantics", "units", "meta")
@@ -73,7 +77,7 @@ def _spec(draw, profile: Profile, double: bool) -> list[str]:
 
 
 @st.composite
-def _atom(draw, profile: Profile, depth: int) -> list[str]:
+def _atom(draw: st.DrawFn, profile: Profile, depth: int) -> list[str]:
     choices = ["name", "name", "int", "double", "inst", "func", "func", "mkconst"]
     kind = draw(st.sampled_from(choices))
     if kind == "name":
@@ -106,7 +110,7 @@ def _atom(draw, profile: Profile, depth: int) -> list[str]:
 
 
 @st.composite
-def _expr(draw, profile: Profile, depth: int) -> list[str]:
+def _expr(draw: st.DrawFn, profile: Profile, depth: int) -> list[str]:
     if depth <= 0:
         return draw(_atom(profile, 0))
     kind = draw(st.sampled_from(("atom", "atom", "binary", "binary", "binary", "unary",
@@ -136,13 +140,13 @@ def _expr(draw, profile: Profile, depth: int) -> list[str]:
 def valid_expressions(profile: Profile, max_depth: int = 4) -> st.SearchStrategy[str]:
     """Texts built from the grammar (libpcp may still reject some, e.g. a bad units string)."""
     @st.composite
-    def build(draw) -> str:
+    def build(draw: st.DrawFn) -> str:
         return _join(draw, draw(_expr(profile, draw(st.integers(0, max_depth)))))
     return build()
 
 
 @st.composite
-def _faulty(draw, profile: Profile, max_depth: int) -> str:
+def _faulty(draw: st.DrawFn, profile: Profile, max_depth: int) -> str:
     tokens = draw(_expr(profile, draw(st.integers(0, max_depth))))
     fault = draw(st.sampled_from((
         "drop", "drop", "double", "stray_open", "stray_close", "space_paren", "bad_char",
@@ -214,7 +218,7 @@ def patterns() -> st.SearchStrategy[bytes]:
 
 
 @st.composite
-def config_texts(draw, profile: Profile) -> str:
+def config_texts(draw: st.DrawFn, profile: Profile) -> str:
     """Config files: definitions, attributes, comments, blank and broken lines."""
     lines = []
     names = ("d.a", "d.b", "c", "event.flags", "1bad", "x..y", "")
