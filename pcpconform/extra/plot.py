@@ -37,10 +37,12 @@ from pcpconform.format.cnum import NUMERIC_TYPES
 from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
-Figure = require("matplotlib.figure", "plot", "pcpconform.extra.plot").Figure
-
 if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
     from pcpconform.oracles.interp.replay import Replay
+else:  # without matplotlib, say which extra provides it
+    Figure = require("matplotlib.figure", "plot", "pcpconform.extra.plot").Figure
 
 __all__ = ["MAX_PANELS", "Panel", "panels", "build_figure", "plot_replay"]
 

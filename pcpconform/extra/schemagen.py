@@ -14,7 +14,7 @@ Requires hypothesis.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from construct import (
     Adapter,
@@ -39,10 +39,12 @@ from construct import (
 from construct.core import BytesInteger, evaluate
 
 from pcpconform.extra import require
-
-st = require("hypothesis.strategies", "strategies", "pcpconform.extra.schemagen")
-
 from pcpconform.format.schema.common import Framed, RemainingBytes, ToEnd
+
+if TYPE_CHECKING:
+    from hypothesis import strategies as st
+else:  # without hypothesis, say which extra provides it
+    st = require("hypothesis.strategies", "strategies", "pcpconform.extra.schemagen")
 
 __all__ = ["from_schema", "SIZE_FIELDS"]
 

@@ -11,12 +11,9 @@ Requires hypothesis (the ``test`` extra).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcpconform.extra import require
-
-st = require("hypothesis.strategies", "strategies", "pcpconform.extra.strategies")
-
 from pcpconform.fixtures.fixture import Fixture, InDomSpec, LabelSpec, MetricSpec, Sample
 from pcpconform.format.pmtypes import (
     PM_IN_NULL,
@@ -30,6 +27,11 @@ from pcpconform.format.pmtypes import (
     Timestamp,
 )
 from pcpconform.format.values import F32
+
+if TYPE_CHECKING:
+    from hypothesis import strategies as st
+else:  # without hypothesis, say which extra provides it
+    st = require("hypothesis.strategies", "strategies", "pcpconform.extra.strategies")
 
 __all__ = ["fixtures", "values_of", "SCALAR_TYPES"]
 
@@ -88,7 +90,7 @@ def fixtures(draw: st.DrawFn, *, version: int | None = None, pmi_compatible: boo
     metrics = []
     for k, item in enumerate(items):
         ptype = draw(st.sampled_from(SCALAR_TYPES))
-        indom = draw(st.sampled_from([PM_INDOM_NULL, *indoms])) if indoms else PM_INDOM_NULL
+        indom_id = draw(st.sampled_from([PM_INDOM_NULL, *indoms])) if indoms else PM_INDOM_NULL
         text = {}
         if draw(st.booleans()):
             text["oneline"] = draw(_TEXT)
@@ -96,7 +98,7 @@ def fixtures(draw: st.DrawFn, *, version: int | None = None, pmi_compatible: boo
             text["help"] = draw(_TEXT)
         metrics.append(MetricSpec(
             name=f"m{k}.{draw(_NAME)}", pmid=PmID.from_parts(domain, draw(st.integers(0, 7)), item),
-            type=ptype, sem=int(draw(st.sampled_from(list(PmSem)))), indom=PmInDom(indom),
+            type=ptype, sem=int(draw(st.sampled_from(list(PmSem)))), indom=PmInDom(indom_id),
             units=draw(_units()), text=text))
 
     labels = []
@@ -143,5 +145,5 @@ def fixtures(draw: st.DrawFn, *, version: int | None = None, pmi_compatible: boo
 
     return Fixture(version=version, hostname=draw(_NAME) + ".example", timezone="UTC",
                    zoneinfo="", pid=draw(st.integers(1, 1 << 22)), max_volume_bytes=None,
-                   indom_records="full" if pmi_compatible else draw(st.sampled_from(["full", "delta"])), metrics=metrics, indoms=indoms, labels=labels,
-                   samples=samples)
+                   indom_records="full" if pmi_compatible else draw(st.sampled_from(["full", "delta"])),
+                   metrics=metrics, indoms=indoms, labels=labels, samples=samples)
