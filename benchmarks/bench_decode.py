@@ -338,7 +338,7 @@ def _subprocess_case(argv: list[str]) -> Callable[[], None]:
 
 
 def decode_only(base: Path) -> None:
-    for r in Archive(base).results():
+    for _result in Archive(base).results():
         pass
 
 
@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
                   "text": ("write_text to /dev/null", dump_to_devnull("text"))}
         for what in filter(None, args.profile.split(",")):
             label, fn = passes[what.strip()]
-            profile(label, lambda: fn(base), args.top)
+            profile(label, lambda fn=fn: fn(base), args.top)
         return 1 if any(c.error for c in cases) else 0
     finally:
         if tmp is not None:

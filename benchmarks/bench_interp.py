@@ -104,7 +104,7 @@ def libpcp_worker(argv: list[str]) -> int:
 def _metrics():
     from pcpconform.format.pmtypes import PM_INDOM_NULL, PmInDom, PmSem, PmType, PmUnits
 
-    C, I, D = PmSem.COUNTER, PmSem.INSTANT, PmSem.DISCRETE
+    C, INST, D = PmSem.COUNTER, PmSem.INSTANT, PmSem.DISCRETE
     disk, net, cpu, load = (int(PmInDom(s)) for s in ("60.1", "60.3", "60.0", "60.2"))
     null = PM_INDOM_NULL
     by, ms, n = PmUnits(dimSpace=1), PmUnits(dimTime=1, scaleTime=2), PmUnits(dimCount=1)
@@ -117,8 +117,8 @@ def _metrics():
         ("60.0.6", T.U32, disk, C, n, "disk.dev.read", "ctr32"),
         ("60.0.7", T.U32, disk, C, n, "disk.dev.write", "ctr32"),
         ("60.0.8", T.I64, disk, C, ms, "disk.dev.avactive", "ctr"),
-        ("60.0.9", T.DOUBLE, disk, I, none, "disk.dev.util", "pct"),
-        ("60.0.10", T.FLOAT, disk, I, none, "disk.dev.avg_qlen", "f32"),
+        ("60.0.9", T.DOUBLE, disk, INST, none, "disk.dev.util", "pct"),
+        ("60.0.10", T.FLOAT, disk, INST, none, "disk.dev.avg_qlen", "f32"),
         ("60.0.11", T.U64, disk, D, by, "disk.dev.capacity", "const"),
         ("60.3.0", T.U64, net, C, by, "network.interface.in.bytes", "ctr"),
         ("60.3.1", T.U64, net, C, by, "network.interface.out.bytes", "ctr"),
@@ -127,31 +127,31 @@ def _metrics():
         ("60.3.4", T.I32, net, C, n, "network.interface.in.drops", "ctr32"),
         ("60.3.5", T.DOUBLE, net, C, by, "network.interface.total.bytes_f", "ctrf"),
         ("60.3.6", T.U32, net, D, none, "network.interface.mtu", "const"),
-        ("60.3.7", T.DOUBLE, net, I, none, "network.interface.util", "pct"),
+        ("60.3.7", T.DOUBLE, net, INST, none, "network.interface.util", "pct"),
         ("60.0.20", T.U64, cpu, C, ms, "kernel.percpu.cpu.user", "ctr"),
         ("60.0.21", T.U64, cpu, C, ms, "kernel.percpu.cpu.sys", "ctr"),
         ("60.0.22", T.U64, cpu, C, ms, "kernel.percpu.cpu.idle", "ctr"),
         ("60.0.23", T.FLOAT, cpu, C, ms, "kernel.percpu.cpu.steal_f", "ctrf32"),
-        ("60.0.24", T.DOUBLE, cpu, I, none, "kernel.percpu.cpu.busy_pct", "pct"),
+        ("60.0.24", T.DOUBLE, cpu, INST, none, "kernel.percpu.cpu.busy_pct", "pct"),
         ("60.0.25", T.DOUBLE, cpu, D, none, "hinv.cpu.clock", "const"),
-        ("60.2.0", T.FLOAT, load, I, none, "kernel.all.load", "f32"),
+        ("60.2.0", T.FLOAT, load, INST, none, "kernel.all.load", "f32"),
         ("60.0.30", T.U64, null, C, n, "kernel.all.intr", "ctr"),
         ("60.0.31", T.U64, null, C, n, "kernel.all.pswitch", "ctr"),
         ("60.0.32", T.U32, null, C, n, "kernel.all.sysfork", "ctr32"),
         ("60.0.33", T.I64, null, C, ms, "kernel.all.cpu.wait.total", "ctr"),
         ("60.0.34", T.I32, null, C, n, "kernel.all.syscall_errs", "ctr32"),
         ("60.0.35", T.DOUBLE, null, C, ms, "kernel.all.uptime_f", "ctrf"),
-        ("60.1.1", T.U64, null, I, by, "mem.util.used", "big"),
-        ("60.1.2", T.U64, null, I, by, "mem.util.free", "big"),
-        ("60.1.3", T.U64, null, I, by, "mem.util.cached", "big"),
-        ("60.1.4", T.I64, null, I, by, "mem.util.committed", "big"),
-        ("60.0.40", T.U32, null, I, n, "kernel.all.nprocs", "small"),
-        ("60.0.41", T.I32, null, I, n, "kernel.all.runnable", "small"),
-        ("60.0.42", T.I32, null, I, n, "kernel.all.blocked", "small"),
-        ("60.0.43", T.DOUBLE, null, I, none, "mem.freemem_pct", "pct"),
-        ("60.0.44", T.FLOAT, null, I, none, "kernel.all.pressure.cpu", "f32"),
-        ("60.0.45", T.I64, null, I, n, "kernel.all.entropy", "small"),
-        ("250.0.1", T.STRING, null, I, none, "syslog.last_message", "msg"),
+        ("60.1.1", T.U64, null, INST, by, "mem.util.used", "big"),
+        ("60.1.2", T.U64, null, INST, by, "mem.util.free", "big"),
+        ("60.1.3", T.U64, null, INST, by, "mem.util.cached", "big"),
+        ("60.1.4", T.I64, null, INST, by, "mem.util.committed", "big"),
+        ("60.0.40", T.U32, null, INST, n, "kernel.all.nprocs", "small"),
+        ("60.0.41", T.I32, null, INST, n, "kernel.all.runnable", "small"),
+        ("60.0.42", T.I32, null, INST, n, "kernel.all.blocked", "small"),
+        ("60.0.43", T.DOUBLE, null, INST, none, "mem.freemem_pct", "pct"),
+        ("60.0.44", T.FLOAT, null, INST, none, "kernel.all.pressure.cpu", "f32"),
+        ("60.0.45", T.I64, null, INST, n, "kernel.all.entropy", "small"),
+        ("250.0.1", T.STRING, null, INST, none, "syslog.last_message", "msg"),
         ("60.0.50", T.U32, null, D, n, "hinv.ncpu", "const"),
         ("60.0.51", T.U64, null, D, by, "hinv.physmem", "const"),
         ("60.0.52", T.I32, null, D, none, "hinv.zone", "const"),
@@ -209,7 +209,7 @@ def sample_values(k: int):
     day = 2 * math.pi * k / DAY
     discrete_now = k % DISCRETE_EVERY == 0 or k % SEGMENT == 0
     vsets = []
-    for (pmid, ptype, indom, sem, _, name, kind), insts in _plan():
+    for (pmid, ptype, _indom, sem, _, name, kind), insts in _plan():
         if sem == PmSem.DISCRETE and not discrete_now:
             continue
         if kind == "msg" and k % STRING_EVERY:
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"using cached {base}", file=sys.stderr)
     size = (info["data_bytes"] + info["meta_bytes"]) / MB
 
-    archive, start, delta, last = schedule(base, args.fetches)
+    archive, start, delta, _last = schedule(base, args.fetches)
     descs = archive.descs()
     pmids = [int(d.pmid) for d in descs]
     names = [d.names[0] for d in descs]
