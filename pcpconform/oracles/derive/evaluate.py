@@ -9,12 +9,15 @@ spec/derive.md DERIVE-EVAL-*.
 Where libpcp is defective (spec/derive.md DERIVE-DEV-*), the evaluator gives the intended
 value, records the deviation's name in ``DerivedSample.deviations``, and reproduces
 libpcp's behaviour instead for the names given in ``emulate`` where that is possible;
-values libpcp takes from uninitialised memory are then ``UNPREDICTABLE``.
+values libpcp takes from uninitialised memory are then ``UNPREDICTABLE``, unless
+``unwritten`` says what the heap state leaves in memory libpcp allocates and never writes
+(DERIVE-DEV-1, DERIVE-DEV-2).
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -58,12 +61,20 @@ class Evaluator(Functions, Ternary):
 
     ``rules`` picks the interpolation rules (default: the profile's name, pcp-6.0 or
     pcp-6.3, which go together); ``emulate`` names DEVIATIONS to reproduce as libpcp
-    shows them instead of the intended behaviour."""
+    shows them instead of the intended behaviour. ``unwritten`` is the byte every
+    byte of freshly malloc'd memory holds in a heap state that fixes it (glibc's
+    MALLOC_PERTURB_ fill, 0 for fresh pages), used for the memory DERIVE-DEV-1 and the half of
+    a value DERIVE-DEV-2 leave unwritten; None (glibc's defaults): such values, and all
+    that depends on them, are UNPREDICTABLE."""
 
     def __init__(self, archive: Archive, bound: Sequence[Bound], profile: Profile, *,
                  rules: str | None = None, emulate: Iterable[str] = (),
-                 interp_emulate: Iterable[str] = (), from_time: Timestamp | None = None) -> None:
+                 interp_emulate: Iterable[str] = (), from_time: Timestamp | None = None,
+                 unwritten: int | None = None) -> None:
         self.archive = archive
+        if unwritten is not None and not 0 <= unwritten <= 0xFF:
+            raise ValueError(f"unwritten must be a byte value, not {unwritten}")
+        self.unwritten = unwritten
         self.bound = list(bound)
         self.profile = profile
         self.emulate = frozenset(emulate)
@@ -252,13 +263,25 @@ class Evaluator(Functions, Ternary):
             if ptype in (PmType.I32, PmType.U32) or truth is UNPREDICTABLE:
                 out.append((inst, truth))
             elif self._hit("not-wide"):
-                out.append((inst, F32.from_bits(truth) if ptype == PmType.FLOAT
-                            else UNPREDICTABLE))
+                out.append((inst, self._not_wide(truth, ptype)))
             else:
                 out.append((inst, truth if ptype in INTEGER_TYPES else
                             (F32(float(truth)) if ptype == PmType.FLOAT else float(truth))))
         st.ivlist = out
         return st.numval
+
+    def _not_wide(self, truth: int, ptype: int) -> Any:
+        """DERIVE-DEV-2: libpcp stores ``truth`` in value.ul, the low-addressed 4 bytes of
+        the pmAtomValue of an entry of a list malloc'd afresh at every fetch; the other 4
+        (the upper half on x86-64) keep what malloc left there."""
+        if ptype == PmType.FLOAT:
+            return F32.from_bits(truth)
+        if self.unwritten is None:
+            return UNPREDICTABLE
+        bits = (self.unwritten * 0x01010101) << 32 | truth
+        if ptype == PmType.DOUBLE:
+            return struct.unpack("<d", struct.pack("<Q", bits))[0]
+        return wrap_type(bits, ptype)
 
     def _eval_neg(self, node: BoundNode, st: NodeState) -> int:
         left = node.left

@@ -221,7 +221,8 @@ class Functions(EvalCore):
         if self._hit("minmax-empty"):
             # libpcp keeps what its list held: the previous value, or memory never
             # written (first use, or a fresh list because delta()/rate() took the old one)
-            stale = old[0][1] if had and old and not node.save_last else UNPREDICTABLE
+            stale = old[0][1] if had and old and not node.save_last \
+                else self._fresh(node.desc.type)
             st.numval, st.ivlist = 1, [(PM_IN_NULL, stale)]
             return 1
         st.numval = 0

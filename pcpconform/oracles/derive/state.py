@@ -6,11 +6,15 @@ DERIVE-DEV-*).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.format.cnum import wrap_type
+from pcpconform.format.pmtypes import PmID, PmType, Timestamp
+from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.derive.arithmetic import UNPREDICTABLE
 from pcpconform.oracles.derive.bind import Bound, BoundNode
 from pcpconform.oracles.derive.instances import InDoms
 from pcpconform.oracles.derive.profiles import Profile
@@ -93,6 +97,21 @@ class EvalCore:
     _origin_after: tuple[int, int]
     _hits: set[str]
     _unknown: bool
+    unwritten: int | None
+
+    def _fresh(self, ptype: int) -> Any:
+        """A value of ``ptype`` read from memory libpcp malloc'd and never wrote: every
+        byte is ``unwritten`` where the heap state fixes it, else UNPREDICTABLE."""
+        if self.unwritten is None:
+            return UNPREDICTABLE
+        bits = self.unwritten * 0x0101010101010101
+        if ptype in (PmType.I32, PmType.U32, PmType.I64, PmType.U64):
+            return wrap_type(bits, ptype)
+        if ptype == PmType.FLOAT:
+            return F32.from_bits(bits & 0xFFFFFFFF)
+        if ptype == PmType.DOUBLE:
+            return struct.unpack("<d", struct.pack("<Q", bits))[0]
+        return UNPREDICTABLE
 
     def _state(self, node: BoundNode) -> NodeState:
         key = id(node)
