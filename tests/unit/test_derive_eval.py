@@ -241,3 +241,39 @@ def test_no_input_gives_a_traceback(derive_archive: Path, tokens: list[str]) -> 
             continue
         for emulate in ((), EMULATABLE):
             Evaluator(a, [b], profile, emulate=emulate).schedule(Timestamp(T0), 5 * 10**9, 8)
+
+
+def test_unwritten_memory_per_heap_fill(derive_archive: Path) -> None:
+    """DERIVE-DEV-2, DERIVE-DEV-1: with the byte a heap state leaves in fresh memory, the
+    upper half of !x (64-bit, DOUBLE) and min() of no values at their first use are that
+    byte repeated; FLOAT is exact in any case; unknown (None), they are UNPREDICTABLE, and
+    so is a comparison with them."""
+    texts = ["!m.kb", "!m.i64", "!m.cdbl", "!(m.kb - m.kb)", "!m.flt", "(!m.kb) == 0",
+             "min(m.inst)"]
+    a = Archive(derive_archive)
+    b = bound(a, texts, P63)
+
+    def at(fill: int | None, fetch: int = 0) -> list[Any]:
+        s = Evaluator(a, b, P63, emulate=EMULATABLE, unwritten=fill).schedule(*SCHEDULE)
+        return [s[fetch].values.get(f"d.e{k}") for k in range(len(texts))]
+
+    aa = at(0xAA)
+    assert aa[0] == [(-1, 0xAAAAAAAA00000000)]
+    assert aa[1] == [(4, 0xAAAAAAAA00000000 - 2**64), (3, 0xAAAAAAAA00000000 - 2**64)]
+    assert struct.pack(">d", aa[2][0][1]).hex() == "aaaaaaaa00000000"
+    assert aa[3] == [(-1, 0xAAAAAAAA00000001)] and aa[5] == [(-1, 0)]
+    assert [(i, v.bits) for i, v in aa[4]] == [(i, v.bits) for i, v in at(None)[4]] \
+        == [(0, 0), (5, 0), (1, 0)]
+    zero = at(0)
+    assert zero[0] == [(-1, 0)] and zero[3] == [(-1, 1)] and zero[5] == [(-1, 1)]
+    unknown = at(None)
+    assert unknown[0] == [(-1, UNPREDICTABLE)] and unknown[5] == [(-1, UNPREDICTABLE)]
+    # the first fetch with min() of nothing where no value was ever held: from T0 + 17.5 s
+    late = Evaluator(a, b, P63, emulate=EMULATABLE, unwritten=0x55).schedule(
+        Timestamp(T0 + 17, 500_000_000), 2_500_000_000, 1)
+    assert struct.pack(">d", late[0].values["d.e6"][0][1]).hex() == "5555555555555555"
+    none = Evaluator(a, b, P63, emulate=EMULATABLE).schedule(
+        Timestamp(T0 + 17, 500_000_000), 2_500_000_000, 1)
+    assert none[0].values["d.e6"] == [(-1, UNPREDICTABLE)]
+    with pytest.raises(ValueError):
+        Evaluator(a, b, P63, unwritten=256)
