@@ -8,6 +8,7 @@ others are found by the comparison itself (tests/differential/libpcp/crashes.py)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,9 @@ class Pool:
 
 
 def pool_of(archive: Archive) -> Pool:
-    numeric, other, indoms = [], [], {}
+    numeric: list[str] = []
+    other: list[str] = []
+    indoms: dict[str, list[str]] = {}
     for d in archive.descs():
         name = d.names[0]
         (numeric if d.type in (0, 1, 2, 3, 4, 5) else other).append(name)
@@ -168,7 +171,7 @@ def expressions(draw: st.DrawFn, pool: Pool, archive: Archive, profile: Any,
     return expr(depth)
 
 
-def schedule_of(draw: st.DrawFn, archive: Archive) -> tuple[Timestamp, int, int]:
+def schedule_of(draw: Callable[..., Any], archive: Archive) -> tuple[Timestamp, int, int]:
     times = [r.timestamp for r in archive.results()]
     lo, hi = times[0].total_nsec(), times[-1].total_nsec()
     span = max(hi - lo, 1)

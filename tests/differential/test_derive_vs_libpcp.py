@@ -21,6 +21,7 @@ import os
 import random
 import re
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -544,7 +545,10 @@ STATS: dict[str, dict[str, int]] = {}
 #: PCPCONFORM_DERIVE_SEED=N: a random run from seed N instead of the derandomized one
 #: (local; a seed overrides derandomize, so it is applied only when given)
 _SEED = os.environ.get("PCPCONFORM_DERIVE_SEED")
-_seeded: Any = seed(int(_SEED)) if _SEED else (lambda test: test)
+
+
+def _seeded(test: Callable[..., None]) -> Callable[..., None]:
+    return seed(int(_SEED))(test) if _SEED else test
 
 
 @_seeded
