@@ -82,7 +82,7 @@ elif grep -qi 'expired' <<<"$out"; then
 fi
 
 in_chroot apt-get install -y -q --no-install-recommends "${apt_opts[@]}" \
-    pcp python3-pcp libpcp-import1 libpcp-mmv1 bzip2 xz-utils
+    pcp python3-pcp libpcp-import1 libpcp-mmv1 bzip2 xz-utils zstd
 in_chroot dpkg --configure -a
 
 if ! ready; then

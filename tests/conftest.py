@@ -9,10 +9,7 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from tests.differential.libpcp import bridge
-from tests.differential.libpcp.referees import REFEREES
-
-needs_libpcp = pytest.mark.skipif(not bridge.HAVE_LIBPCP, reason="Debian's PCP is not installed")
+from tests.differential.libpcp.referees import REFEREES  # noqa: E402 (after the profile)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

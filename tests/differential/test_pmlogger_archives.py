@@ -1,4 +1,5 @@
-"""Real archives written by pmlogger: rebuilt byte-exactly and read with libpcp's values."""
+"""Real archives written by the host's pmlogger (6.0.3): rebuilt byte-exactly, dumped
+losslessly, checked clean, and read with the values of every referee's libpcp."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import pytest
 from pcpconform.dump.jsonl import dump_lines, jsonl_records
 from pcpconform.io.archive import Archive
 from pcpconform.io.rebuild import rebuild_archive
-from tests.conftest import needs_libpcp
+from tests.differential.libpcp import bridge
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp
+from tests.differential.libpcp.referees import Referee
 
-pytestmark = [pytest.mark.libpcp, needs_libpcp]
+pytestmark = pytest.mark.libpcp
+
+NAMES = ["v2", "v3", "v3-multivolume", "v2-derived"]
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +24,7 @@ def archives(pmlogger_archives: dict[str, Path]) -> dict[str, Path]:
     return pmlogger_archives
 
 
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+@pytest.mark.parametrize("name", NAMES)
 def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: str) -> None:
     base = archives[name]
     rebuild_archive(base, tmp_path / "rb")
@@ -31,9 +35,16 @@ def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: 
         assert Path(f"{tmp_path}/rb{suffix}").read_bytes() == Path(f"{base}{suffix}").read_bytes(), suffix
 
 
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
-def test_pmlogger_archive_values_equal_libpcp(archives, name: str) -> None:
-    assert_reader_matches_libpcp(archives[name])
+@pytest.mark.parametrize("name", NAMES)
+def test_pmlogger_archive_values_equal_libpcp(referee: Referee, archives, name: str) -> None:
+    doc = assert_reader_matches_libpcp(referee, archives[name])
+    assert len(doc["results"]) >= 3 and doc["metrics"] and doc["indoms"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pmlogger_archive_passes_pmlogcheck(referee: Referee, archives, name: str) -> None:
+    check = bridge.pmlogcheck(referee, archives[name])
+    assert check.returncode == 0 and check.stdout.strip() == "", check.stdout + check.stderr
 
 
 def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
@@ -44,7 +55,7 @@ def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
     assert a.desc("kernel.all.load").indom.is_null is False
 
 
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+@pytest.mark.parametrize("name", NAMES)
 def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Path, name: str) -> None:
     from pcpconform.dump.undump import undump
 
@@ -58,9 +69,9 @@ def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Pat
             assert Path(f"{tmp_path}/ud{p.name[len(base.name):]}").read_bytes() == p.read_bytes()
 
 
-@pytest.mark.parametrize("name", ["v2", "v3", "v3-multivolume", "v2-derived"])
+@pytest.mark.parametrize("name", NAMES)
 def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
-    from pcpconform.check.engine import check_archive
+    from pcpconform import check_archive
 
     report = check_archive(archives[name])
     assert report.errors == 0, [d for d in report.diagnostics if d.severity.value == "error"]

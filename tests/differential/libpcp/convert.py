@@ -27,7 +27,7 @@ def fixture_to_pmi(f: Fixture, version: int | None = None) -> dict[str, Any]:
         "metrics": [], "indoms": [], "labels": [], "samples": []}
     for m in f.metrics:
         u = m.units
-        entry = {"name": m.name, "pmid": str(m.pmid), "type": m.type.token,
+        entry: dict[str, Any] = {"name": m.name, "pmid": str(m.pmid), "type": m.type.token,
                  "sem": {1: "counter", 3: "instant", 4: "discrete"}[m.sem],
                  "indom": None if m.indom.is_null else str(m.indom),
                  "units": {"dimSpace": u.dimSpace, "dimTime": u.dimTime, "dimCount": u.dimCount,
@@ -37,25 +37,25 @@ def fixture_to_pmi(f: Fixture, version: int | None = None) -> dict[str, Any]:
             entry["text"] = dict(m.text)
         doc["metrics"].append(entry)
     for d in f.indoms.values():
-        entry = {"indom": str(d.indom), "instances": dict(d.instances)}
+        ientry: dict[str, Any] = {"indom": str(d.indom), "instances": dict(d.instances)}
         if d.text:
-            entry["text"] = dict(d.text)
-        doc["indoms"].append(entry)
+            ientry["text"] = dict(d.text)
+        doc["indoms"].append(ientry)
     for lab in f.labels:
         kind = lab.type.name.lower()
         for inst, labels in lab.sets:
-            entry: dict[str, Any] = {"type": kind, "labels": labels}
+            lentry: dict[str, Any] = {"type": kind, "labels": labels}
             if lab.type == LabelType.DOMAIN:
-                entry["ident"] = lab.ident
+                lentry["ident"] = lab.ident
             elif lab.type == LabelType.CLUSTER:
-                entry["ident"] = f"{PmID(lab.ident).domain}.{PmID(lab.ident).cluster}"
+                lentry["ident"] = f"{PmID(lab.ident).domain}.{PmID(lab.ident).cluster}"
             elif lab.type == LabelType.ITEM:
-                entry["ident"] = str(PmID(lab.ident))
+                lentry["ident"] = str(PmID(lab.ident))
             elif lab.type == LabelType.INDOM:
-                entry["ident"] = str(PmInDom(lab.ident))
+                lentry["ident"] = str(PmInDom(lab.ident))
             elif lab.type == LabelType.INSTANCES:
-                entry["ident"] = {"indom": str(PmInDom(lab.ident)), "inst": inst}
-            doc["labels"].append(entry)
+                lentry["ident"] = {"indom": str(PmInDom(lab.ident)), "inst": inst}
+            doc["labels"].append(lentry)
     for s in f.samples:
         if s.kind == "mark":
             doc["samples"].append({"mark": True})

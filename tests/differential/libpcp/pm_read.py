@@ -3,16 +3,18 @@
 
 Usage:  /usr/bin/python3 pm_read.py BASE
 
-Runs under Debian's system python (PCP bindings), never the project venv.
+Runs under the system python of a PCP (its bindings), never the project venv: Debian's
+PCP 6.0.3, 6.3.x and 7.x alike (the calls that differ between their bindings are chosen
+by what the bindings offer, and text comes out as str under all of them).
 
 Output (keys sorted):
   label    {"version", "hostname", "timezone", "zoneinfo", "pid", "start": [sec, nsec]}
-  end      [sec, nsec]                          pmGetHighResArchiveEnd
+  end      [sec, nsec]                          pmGetHighResArchiveEnd (PCP 7: pmGetArchiveEnd)
   metrics  {"d.c.i": {"names", "type", "sem", "indom": "d.s"|null,
                       "units": [dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount]}}
   results  [{"time": [sec, nsec], "mark": bool,
              "values": {"d.c.i": {"numval": n, "valfmt": f, "values": [[inst, VALUE], ...]}}}]
-           pmFetchHighResArchive in forward order until PM_ERR_EOL
+           pmFetchHighResArchive (PCP 7: pmFetchArchive) forward until PM_ERR_EOL
   indoms   {"d.s": [[[sec, nsec], {"inst": "name", ...}], ...]}
            pmGetInDom after each fetch (the context's current time is the
            result's time), recorded when the instance list changes
@@ -107,8 +109,35 @@ def encode_value(valfmt, vlist, vtype):
     return "unknown-type:%d" % vtype
 
 
+def _signed4(v):
+    return v - 16 if v & 8 else v
+
+
+def units_of(units):
+    """[dimSpace, dimTime, dimCount, scaleSpace, scaleTime, scaleCount] of a pmUnits, read
+    from its 32-bit word as libpcp's C code reads it (dimensions and scaleCount signed;
+    dimSpace in the top bits with gcc's bitfields and with left-to-right ones alike).
+
+    Not through the bindings' bitfields: PCP 7.2's declare the three scales unsigned, so
+    they would report scaleCount -1 as 15 where libpcp itself (pmUnitsStr) says 10^-1."""
+    word = ctypes.c_uint32.from_address(ctypes.addressof(units)).value
+    return [_signed4(word >> 28 & 15), _signed4(word >> 24 & 15), _signed4(word >> 20 & 15),
+            word >> 16 & 15, word >> 12 & 15, _signed4(word >> 8 & 15)]
+
+
+def as_text(t):
+    """Help text as str: PCP 6.0's bindings return pmLookupText as bytes, 6.3 and later as
+    str (pmLookupInDomText is str in both)."""
+    if isinstance(t, bytes):
+        return t.decode("utf-8", "replace")
+    return t
+
+
 def ts(t):
-    return [int(t.tv_sec), int(t.tv_nsec)]
+    """[sec, nsec] of a struct timespec, or of a struct timeval (older bindings)."""
+    if hasattr(t, "tv_nsec"):
+        return [int(t.tv_sec), int(t.tv_nsec)]
+    return [int(t.tv_sec), int(t.tv_usec) * 1000]
 
 
 class Reader(object):
@@ -119,28 +148,21 @@ class Reader(object):
         self.out = {}
 
     def label(self):
-        if hasattr(self.ctx, "pmGetHighResArchiveLabel"):
-            lab = self.ctx.pmGetHighResArchiveLabel()
-            self.out["label"] = {
-                "version": lab.magic & 0xff,
-                "hostname": lab.get_hostname(),
-                "timezone": lab.get_timezone(),
-                "zoneinfo": lab.get_zoneinfo(),
-                "pid": lab.pid_t,
-                "start": ts(lab.start),
-            }
-            self.out["end"] = ts(self.ctx.pmGetHighResArchiveEnd())
-        else:  # pragma: no cover - pre-6.0 bindings
-            lab = self.ctx.pmGetArchiveLabel()
-            self.out["label"] = {
-                "version": lab.magic & 0xff,
-                "hostname": lab.get_hostname(),
-                "timezone": lab.get_timezone(),
-                "pid": lab.pid_t,
-                "start": [lab.start.tv_sec, lab.start.tv_usec * 1000],
-            }
-            end = self.ctx.pmGetArchiveEnd()
-            self.out["end"] = [end.tv_sec, end.tv_usec * 1000]
+        # PCP 6.x: pmGetHighResArchiveLabel/End (timespec) beside the timeval calls;
+        # PCP 7: the plain names are the timespec ones and the HighRes names are gone
+        get_label = getattr(self.ctx, "pmGetHighResArchiveLabel", None) or self.ctx.pmGetArchiveLabel
+        get_end = getattr(self.ctx, "pmGetHighResArchiveEnd", None) or self.ctx.pmGetArchiveEnd
+        lab = get_label()
+        zoneinfo = getattr(lab, "get_zoneinfo", None)
+        self.out["label"] = {
+            "version": lab.magic & 0xff,
+            "hostname": lab.get_hostname(),
+            "timezone": lab.get_timezone(),
+            "zoneinfo": zoneinfo() if zoneinfo is not None else None,
+            "pid": lab.pid_t,
+            "start": ts(lab.start),
+        }
+        self.out["end"] = ts(get_end())
 
     def metrics(self):
         names = []
@@ -160,7 +182,7 @@ class Reader(object):
             return
         desc = self.ctx.pmLookupDesc(pmid)
         self.descs[pmid] = desc
-        u = desc.contents.units
+        u = units_of(desc.contents.units)
         try:
             names = sorted(self.ctx.pmNameAll(pmid))
         except pmapi.pmErr:
@@ -170,7 +192,7 @@ class Reader(object):
             "type": desc.contents.type,
             "sem": desc.contents.sem,
             "indom": indom_str(desc.contents.indom),
-            "units": [u.dimSpace, u.dimTime, u.dimCount, u.scaleSpace, u.scaleTime, u.scaleCount],
+            "units": u,
         }
 
     def _indom_desc(self, indom):
@@ -195,22 +217,18 @@ class Reader(object):
         last_snap = {}
         want_indoms = sorted(set(d.contents.indom for d in self.descs.values()
                                  if d.contents.indom != c_api.PM_INDOM_NULL))
-        highres = hasattr(self.ctx, "pmFetchHighResArchive")
+        # PCP 6.x: pmFetchHighResArchive; PCP 7: pmFetchArchive gives the timespec result
+        fetch = getattr(self.ctx, "pmFetchHighResArchive", None) or self.ctx.pmFetchArchive
+        free = getattr(self.ctx, "pmFreeHighResResult", None) or self.ctx.pmFreeResult
         while True:
             try:
-                if highres:
-                    rp = self.ctx.pmFetchHighResArchive()
-                else:  # pragma: no cover
-                    rp = self.ctx.pmFetchArchive()
+                rp = fetch()
             except pmapi.pmErr as exc:
                 if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
                     break
                 raise
             r = rp.contents
-            if highres:
-                when = ts(r.timestamp)
-            else:  # pragma: no cover
-                when = [r.timestamp.tv_sec, r.timestamp.tv_usec * 1000]
+            when = ts(r.timestamp)
             values = {}
             for k in range(r.numpmid):
                 vsp = r.get_vset(k).contents
@@ -225,10 +243,7 @@ class Reader(object):
                     ent["values"].append([vl.inst, encode_value(vsp.valfmt, vl, vtype)])
                 values[pmid_str(pmid)] = ent
             results.append({"time": when, "mark": r.numpmid == 0, "values": values})
-            if highres:
-                self.ctx.pmFreeHighResResult(rp)
-            else:  # pragma: no cover
-                self.ctx.pmFreeResult(rp)
+            free(rp)
             for indom in want_indoms:
                 snap = self._indom_snapshot(indom)
                 if snap is not None and snap != last_snap.get(indom):
@@ -259,7 +274,7 @@ class Reader(object):
                     t = self.ctx.pmLookupText(pmid, kind)
                 except pmapi.pmErr:
                     continue
-                out["pmid:%s:%s" % (pmid_str(pmid), kname)] = t.decode("utf-8", "replace")
+                out["pmid:%s:%s" % (pmid_str(pmid), kname)] = as_text(t)
             if desc.contents.indom != c_api.PM_INDOM_NULL:
                 indoms.add(desc.contents.indom)
         for indom in sorted(indoms):
@@ -268,7 +283,7 @@ class Reader(object):
                     t = self.ctx.pmLookupInDomText(self._indom_desc(indom), kind)
                 except pmapi.pmErr:
                     continue
-                out["indom:%s:%s" % (indom_str(indom), kname)] = t
+                out["indom:%s:%s" % (indom_str(indom), kname)] = as_text(t)
         self.out["text"] = out
 
     def labels(self):
