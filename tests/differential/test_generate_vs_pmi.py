@@ -1,7 +1,7 @@
 """Differential: what each referee's libpcp_import (pmi) writes and what ``generate`` writes.
 
 ``generate`` writes what PCP 6.0.3's pmi writes; 6.3.8's pmi writes the same bytes. PCP 7's
-pmi departs from it by three measured version rules (FMT-PMI-VER-1..3, see
+pmi departs from it by three measured version rules (FMT-PMI-1..3, see
 tests/differential/libpcp/pmi_versions.py): the comparison with PCP 7 applies them to
 ``generate``'s output and is then byte-exact too. Every test runs against all three referees.
 """
@@ -83,8 +83,8 @@ def _one_sample(fixture: Fixture) -> Fixture:
 
 
 #: a fixture on which each rule changes the bytes (v3): the example's disk indom grows (a
-#: delta record under FMT-PMI-VER-2), and a one-sample archive has two index entries of one
-#: time (FMT-PMI-VER-3); every v3 label carries a zoneinfo (FMT-PMI-VER-1)
+#: delta record under FMT-PMI-2), and a one-sample archive has two index entries of one
+#: time (FMT-PMI-3); every v3 label carries a zoneinfo (FMT-PMI-1)
 WITNESS = {"zoneinfo": lambda: load_fixture(EXAMPLE), "delta-indoms": lambda: load_fixture(EXAMPLE),
            "index-dedup": lambda: _one_sample(load_fixture(EXAMPLE))}
 
@@ -105,7 +105,7 @@ def test_each_pmi_version_rule_holds_exactly_where_measured(referee: Referee, tm
 
 
 def test_pmi_zoneinfo_is_the_writing_hosts(referee: Referee, tmp_path: Path) -> None:
-    """FMT-PMI-VER-1 measured: whatever time zone pmiSetTimezone names, PCP 7 stores the
+    """FMT-PMI-1 measured: whatever time zone pmiSetTimezone names, PCP 7 stores the
     writing host's zoneinfo; 6.x store none once a time zone was set."""
     doc = fixture_to_pmi(load_fixture(EXAMPLE), 3)
     doc["archive"]["timezone"] = "EST5"

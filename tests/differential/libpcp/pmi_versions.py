@@ -2,14 +2,14 @@
 
 ``generate`` writes what PCP 6.0.3's pmi writes (spec/fixtures.md, GEN-*); PCP 6.3.8's pmi
 writes the same bytes. PCP 7's pmi differs in three measured ways (spec/archive-format.md,
-FMT-PMI-VER-1 .. -3):
+FMT-PMI-1..3):
 
-* ``zoneinfo`` (FMT-PMI-VER-1): the v3 label's zoneinfo is always the writing host's own
+* ``zoneinfo`` (FMT-PMI-1): the v3 label's zoneinfo is always the writing host's own
   (``:`` + the zone /etc/localtime links to), even when pmiSetTimezone named another zone;
   6.x write an empty zoneinfo once pmiSetTimezone was called;
-* ``delta-indoms`` (FMT-PMI-VER-2): in version 3, an instance domain that grows is written
+* ``delta-indoms`` (FMT-PMI-2): in version 3, an instance domain that grows is written
   as a delta record (tag 6) of the added instances, not a full record (tag 5);
-* ``index-dedup`` (FMT-PMI-VER-3): no index entry is written with the same timestamp as the
+* ``index-dedup`` (FMT-PMI-3): no index entry is written with the same timestamp as the
   entry before it (6.x write such entries, see FMT-DIV-23).
 
 ``expected_pmi_archive(referee, fixture, base, pid=...)`` writes, with ``generate`` and the
@@ -34,7 +34,7 @@ from tests.differential.libpcp.referees import Referee
 __all__ = ["RULES", "expected_pmi_archive", "local_zoneinfo", "pmi_rules"]
 
 #: the pmi version rules, by name, with their clause
-RULES = {"zoneinfo": "FMT-PMI-VER-1", "delta-indoms": "FMT-PMI-VER-2", "index-dedup": "FMT-PMI-VER-3"}
+RULES = {"zoneinfo": "FMT-PMI-1", "delta-indoms": "FMT-PMI-2", "index-dedup": "FMT-PMI-3"}
 
 
 def pmi_rules(referee: Referee) -> frozenset[str]:
