@@ -222,3 +222,42 @@ def test_late_smaller_instance_is_unsupported(referee: Referee, tmp_path):
                      {"time": [T0 + 1, 0], "values": {"t.u64": {"alpha": 2}}}]
     with pytest.raises(bridge.PmiUnsupported, match="scrambled"):
         bridge.pmi_write(referee, fx, tmp_path / "scr")
+
+
+SCRAMBLE = """\
+import sys
+from pcp import pmi
+import cpmapi as c
+log = pmi.pmiLogImport(sys.argv[1])
+log.pmiSetVersion(3)
+def write(sec):
+    if hasattr(pmi.LIBPCP_IMPORT, "pmiHighResWrite"):
+        log.pmiHighResWrite(sec, 0)
+    else:                                   # libpcp_import 2 (PCP 7): nanosecond pmiWrite
+        log.pmiWrite(sec, 0)
+indom = log.pmiInDom(60, 2)
+log.pmiAddMetric("t.m", log.pmiID(60, 0, 1), c.PM_TYPE_U32, indom, c.PM_SEM_INSTANT,
+                 log.pmiUnits(0, 0, 0, 0, 0, 0))
+for batch, sec in ((((5, "eps"), (3, "gamma")), 0), (((1, "alpha"), (4, "delta"), (2, "beta")), 1)):
+    for inst, name in batch:
+        log.pmiAddInstance(indom, name, inst)
+        log.pmiPutValue("t.m", name, "1")
+    write(1700000000 + sec)
+log.pmiEnd()
+"""
+
+
+def test_libpcp_import_scrambles_instances_added_out_of_order(referee: Referee, tmp_path):
+    """FMT-PMI-4, why pmi_write.py refuses such fixtures: with raw pmi calls, instances
+    added in descending id order after the domain was written get each other's names."""
+    from pcpconform.io.archive import Archive
+
+    script = tmp_path / "scramble.py"
+    script.write_text(SCRAMBLE, encoding="utf-8")
+    base = tmp_path / "scr"
+    proc = referee.python(script, base, outputs=[base])
+    assert proc.returncode == 0, proc.stderr
+    history = Archive(base).indom_history("60.2")
+    assert history[0].instances == {3: "gamma", 5: "eps"}
+    # what was asked: 1 alpha, 2 beta, 3 gamma, 4 delta, 5 eps
+    assert history[-1].instances == {1: "alpha", 2: "beta", 3: "eps", 4: "delta", 5: "gamma"}

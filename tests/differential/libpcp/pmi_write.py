@@ -355,7 +355,7 @@ class Writer(object):
         """pmiAddInstance every instance this sample references for the first time.
 
         New instances of one indom are registered in ascending instance-id
-        order.  libpcp 6.0.3 sorts pmi's own inst[]/name[] arrays in place
+        order.  libpcp (6.0.3, 6.3.8 and 7.2.2 alike) sorts pmi's own inst[]/name[] arrays in place
         when it first writes the indom (addindom -> addinsts), and a later
         pmiAddInstance rebuilds name[] from the insertion-ordered name buffer,
         so the names get scrambled unless the cumulative insertion order is
@@ -388,8 +388,8 @@ class Writer(object):
                 if ordered[0][1] < have:
                     raise Unsupported(
                         "indom %s: instance %r (id %d) first appears after instance id %d "
-                        "was written; libpcp_import 6.0.3 would write scrambled instance "
-                        "names (addinsts sorts pmi's arrays in place)"
+                        "was written; libpcp_import would write scrambled instance "
+                        "names (addinsts sorts pmi's arrays in place; FMT-PMI-4)"
                         % (indom_key, ordered[0][0], ordered[0][1], have))
             for inst_name, inst_id in ordered:
                 self.log.pmiAddInstance(ind["id"], inst_name, inst_id)
