@@ -7,7 +7,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -22,7 +24,7 @@ from tests.differential.libpcp import bridge
 from tests.differential.libpcp.compare import our_view, reader_differences
 from tests.differential.libpcp.referees import Referee
 
-COMPRESSORS = {
+COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     ".xz": lzma.compress, ".lzma": lambda data: lzma.compress(data, format=lzma.FORMAT_ALONE),
     ".bz2": bz2.compress, ".bz": bz2.compress, ".gz": gzip.compress, ".z": gzip.compress,
     ".zst": lambda data: zstandard.ZstdCompressor().compress(data),
@@ -42,7 +44,7 @@ def make(tmp_path: Path) -> Path:
     return base
 
 
-def compress_copy(base: Path, dest: Path, suffix: str, parts=PARTS) -> Path:
+def compress_copy(base: Path, dest: Path, suffix: str, parts: tuple[str, ...] = PARTS) -> Path:
     dest.mkdir(parents=True)
     for part in PARTS:
         data = Path(f"{base}.{part}").read_bytes()
@@ -53,7 +55,7 @@ def compress_copy(base: Path, dest: Path, suffix: str, parts=PARTS) -> Path:
     return dest / "ex"
 
 
-def strip_files(objs):
+def strip_files(objs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in o.items() if k != "file"} for o in objs]
 
 

@@ -121,7 +121,8 @@ def test_pmi_zoneinfo_is_the_writing_hosts(referee: Referee, tmp_path: Path) -> 
 
 @RANDOM
 @given(data=st.data())
-def test_random_fixtures_match_pmi_bytes_and_values(referee: Referee, tmp_path_factory, data) -> None:
+def test_random_fixtures_match_pmi_bytes_and_values(referee: Referee, tmp_path_factory: pytest.TempPathFactory,
+                                                    data: st.DataObject) -> None:
     version = data.draw(st.sampled_from([2, 3]), label="version")
     fixture = data.draw(fixtures(version=version), label="fixture")
     tmp = tmp_path_factory.mktemp("gen")
@@ -150,8 +151,9 @@ def _pmlogcheck_clean(referee: Referee, base: Path) -> None:
 
 @RANDOM
 @given(data=st.data())
-def test_generated_archives_beyond_pmi_are_read_alike_by_libpcp(referee: Referee, tmp_path_factory,
-                                                                 data) -> None:
+def test_generated_archives_beyond_pmi_are_read_alike_by_libpcp(referee: Referee,
+                                                                 tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: st.DataObject) -> None:
     """Delta indoms, requested volume switches, NaN and infinities: libpcp reads what the
     fixture says, and pmlogcheck finds nothing."""
     fixture = data.draw(fixtures(pmi_compatible=False), label="fixture")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,7 @@ T0 = 1700000000
 NO_UNITS = {"dimSpace": 0, "dimTime": 0, "dimCount": 0,
             "scaleSpace": 0, "scaleTime": 0, "scaleCount": 0}
 
-FIXTURE = {
+FIXTURE: dict[str, Any] = {
     "archive": {"version": 3, "hostname": "host.example", "timezone": "UTC"},
     "metrics": [
         {"name": "t.u64", "pmid": "60.0.1", "type": "u64", "sem": "counter", "indom": "60.2",
@@ -57,32 +59,34 @@ FIXTURE = {
 }
 
 
-def _fixture(version: int) -> dict:
+def _fixture(version: int) -> dict[str, Any]:
     fx = copy.deepcopy(FIXTURE)
     fx["archive"]["version"] = version
     return fx
 
 
-def _stamp(t, version):
+def _stamp(t: list[int], version: int) -> list[int]:
     sec, nsec = t
     return [sec, nsec if version == 3 else (nsec // 1000) * 1000]
 
 
-def _expected_results(fx, version):
+def _expected_results(fx: dict[str, Any], version: int) -> list[dict[str, Any]]:
     types = {m["name"]: m["type"] for m in fx["metrics"]}
     pmids = {m["name"]: m["pmid"] for m in fx["metrics"]}
     indoms = {i["indom"]: i["instances"] for i in fx["indoms"]}
     metric_indom = {m["name"]: m["indom"] for m in fx["metrics"]}
-    out, last = [], None
+    out: list[dict[str, Any]] = []
+    last: list[int] | None = None
     for s in fx["samples"]:
         if s.get("mark"):
+            assert last is not None
             sec, nsec = last
             nsec += 1_000_000            # pmiPutMark: previous timestamp + 1 msec
             sec, nsec = sec + nsec // 10 ** 9, nsec % 10 ** 9
             out.append({"time": [sec, nsec], "mark": True, "values": {}})
             continue
         last = _stamp(s["time"], version)
-        values = {}
+        values: dict[str, Any] = {}
         for name, val in s["values"].items():
             if metric_indom[name] is None:
                 vals = [[-1, bridge.expected_value(types[name], val)]]
@@ -95,8 +99,12 @@ def _expected_results(fx, version):
     return out
 
 
+#: (archive version, pmi fixture, base, referee that wrote it)
+Written = tuple[int, dict[str, Any], Path, Referee]
+
+
 @pytest.fixture(params=[2, 3], ids=["v2", "v3"])
-def archive(request, referee: Referee, tmp_path):
+def archive(request: pytest.FixtureRequest, referee: Referee, tmp_path: Path) -> Written:
     version = request.param
     fx = _fixture(version)
     base = tmp_path / f"pmi-v{version}"
@@ -104,13 +112,13 @@ def archive(request, referee: Referee, tmp_path):
     return version, fx, base, referee
 
 
-def test_files_written(archive):
+def test_files_written(archive: Written) -> None:
     _, _, base, _ = archive
     for suffix in (".0", ".meta", ".index"):
         assert base.with_name(base.name + suffix).is_file()
 
 
-def test_roundtrip_values(archive):
+def test_roundtrip_values(archive: Written) -> None:
     version, fx, base, referee = archive
     doc = bridge.pm_read(referee, base)
     got = [{"time": r["time"], "mark": r["mark"],
@@ -122,7 +130,7 @@ def test_roundtrip_values(archive):
             assert vs["numval"] == len(vs["values"])
 
 
-def test_exact_spot_values(archive):
+def test_exact_spot_values(archive: Written) -> None:
     _, _, base, referee = archive
     first = bridge.pm_read(referee, base)["results"][0]["values"]
     assert first["60.0.1"]["values"] == [[1, 100], [2, 2 ** 64 - 1]]
@@ -132,7 +140,7 @@ def test_exact_spot_values(archive):
     assert first["60.1.7"]["values"] == [[-1, "str:" + b"hello world".hex()]]
 
 
-def test_label_and_metadata(archive):
+def test_label_and_metadata(archive: Written) -> None:
     version, fx, base, referee = archive
     doc = bridge.pm_read(referee, base)
     label = doc["label"]
@@ -149,7 +157,7 @@ def test_label_and_metadata(archive):
     assert m["60.0.2"]["indom"] is None
 
 
-def test_indom_grows(archive):
+def test_indom_grows(archive: Written) -> None:
     version, fx, base, referee = archive
     doc = bridge.pm_read(referee, base)
     snaps = doc["indoms"]["60.2"]
@@ -160,7 +168,7 @@ def test_indom_grows(archive):
     assert doc["indoms_all"]["60.2"] == {"1": "alpha", "2": "beta", "3": "gamma"}
 
 
-def test_help_text_and_labels(archive):
+def test_help_text_and_labels(archive: Written) -> None:
     _, _, base, referee = archive
     doc = bridge.pm_read(referee, base)
     assert doc["text"]["pmid:60.0.1:oneline"] == "a u64 counter"
@@ -170,20 +178,20 @@ def test_help_text_and_labels(archive):
     assert doc["labels"]["context"] == {"env": "test"}
 
 
-def test_pmlogcheck_clean(archive):
+def test_pmlogcheck_clean(archive: Written) -> None:
     _, _, base, referee = archive
     proc = bridge.pmlogcheck(referee, base)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_pmdumplog_sees_mark(archive):
+def test_pmdumplog_sees_mark(archive: Written) -> None:
     _, _, base, referee = archive
     proc = bridge.pmdumplog(referee, base, "-a")
     assert proc.returncode == 0, proc.stderr
     assert "<mark>" in proc.stdout
 
 
-def test_aggregate_is_unsupported(referee: Referee, tmp_path):
+def test_aggregate_is_unsupported(referee: Referee, tmp_path: Path) -> None:
     fx = {"archive": {"version": 3},
           "metrics": [{"name": "t.agg", "pmid": "60.0.1", "type": "aggregate",
                        "sem": "instant", "indom": None, "units": NO_UNITS}],
@@ -193,14 +201,14 @@ def test_aggregate_is_unsupported(referee: Referee, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_bad_fixture_reports_stderr(referee: Referee, tmp_path):
+def test_bad_fixture_reports_stderr(referee: Referee, tmp_path: Path) -> None:
     fx = _fixture(3)
     fx["samples"][0]["values"]["t.i32"] = 2 ** 31       # out of range for "32"
     with pytest.raises(bridge.LibpcpError, match="out of range"):
         bridge.pmi_write(referee, fx, tmp_path / "bad")
 
 
-def test_volume_switch(referee: Referee, tmp_path):
+def test_volume_switch(referee: Referee, tmp_path: Path) -> None:
     # pmi switches volume before a result when (volume size + record length)
     # >= PCP_LOGIMPORT_MAXLOGSZ.  v3 label = 808 bytes, first result 264
     # bytes: 1100 keeps result 1 in volume 0 (a label-only volume 0 would
@@ -215,7 +223,7 @@ def test_volume_switch(referee: Referee, tmp_path):
     assert got == [r["time"] for r in _expected_results(fx, 3)]
 
 
-def test_late_smaller_instance_is_unsupported(referee: Referee, tmp_path):
+def test_late_smaller_instance_is_unsupported(referee: Referee, tmp_path: Path) -> None:
     # libpcp_import 6.0.3 would scramble instance names (see pmi_write.py)
     fx = _fixture(3)
     fx["samples"] = [{"time": [T0, 0], "values": {"t.u64": {"beta": 1}}},
@@ -247,7 +255,7 @@ log.pmiEnd()
 """
 
 
-def test_libpcp_import_scrambles_instances_added_out_of_order(referee: Referee, tmp_path):
+def test_libpcp_import_scrambles_instances_added_out_of_order(referee: Referee, tmp_path: Path) -> None:
     """FMT-PMI-4, why pmi_write.py refuses such fixtures: with raw pmi calls, instances
     added in descending id order after the domain was written get each other's names."""
     from pcpconform.io.archive import Archive

@@ -25,7 +25,7 @@ def archives(pmlogger_archives: dict[str, Path]) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: str) -> None:
+def test_pmlogger_archive_rebuilds_byte_exactly(archives: dict[str, Path], tmp_path: Path, name: str) -> None:
     base = archives[name]
     rebuild_archive(base, tmp_path / "rb")
     originals = sorted(p.name[len(base.name):] for p in base.parent.glob(base.name + ".*")
@@ -36,18 +36,18 @@ def test_pmlogger_archive_rebuilds_byte_exactly(archives, tmp_path: Path, name: 
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pmlogger_archive_values_equal_libpcp(referee: Referee, archives, name: str) -> None:
+def test_pmlogger_archive_values_equal_libpcp(referee: Referee, archives: dict[str, Path], name: str) -> None:
     doc = assert_reader_matches_libpcp(referee, archives[name])
     assert len(doc["results"]) >= 3 and doc["metrics"] and doc["indoms"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pmlogger_archive_passes_pmlogcheck(referee: Referee, archives, name: str) -> None:
+def test_pmlogger_archive_passes_pmlogcheck(referee: Referee, archives: dict[str, Path], name: str) -> None:
     check = bridge.pmlogcheck(referee, archives[name])
     assert check.returncode == 0 and check.stdout.strip() == "", check.stdout + check.stderr
 
 
-def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
+def test_pmlogger_archive_has_what_a_real_archive_has(archives: dict[str, Path]) -> None:
     a = Archive(archives["v3-multivolume"])
     assert len(a.files.volumes) >= 2
     kinds = {o["kind"] for o in jsonl_records(a)}
@@ -56,7 +56,7 @@ def test_pmlogger_archive_has_what_a_real_archive_has(archives) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Path, name: str) -> None:
+def test_pmlogger_archive_dump_is_lossless_and_canonical(archives: dict[str, Path], tmp_path: Path, name: str) -> None:
     from pcpconform.dump.undump import undump
 
     base = archives[name]
@@ -70,7 +70,7 @@ def test_pmlogger_archive_dump_is_lossless_and_canonical(archives, tmp_path: Pat
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_pmlogger_archive_checks_clean(archives, name: str) -> None:
+def test_pmlogger_archive_checks_clean(archives: dict[str, Path], name: str) -> None:
     from pcpconform import check_archive
 
     report = check_archive(archives[name])
