@@ -16,7 +16,9 @@ DIR=${2:-/opt/pcpconform/$SUITE}
 export DEBIAN_FRONTEND=noninteractive
 
 ready() {
+    # PCP, its Python bindings, and the programs libpcp runs to decompress .bz2/.lzma/.zst
     [ -x "$DIR/usr/bin/pmdumplog" ] && [ -x "$DIR/usr/bin/python3" ] &&
+        [ -x "$DIR/usr/bin/bzip2" ] && [ -x "$DIR/usr/bin/xz" ] && [ -x "$DIR/usr/bin/zstd" ] &&
         chroot "$DIR" /usr/bin/python3 -E -s -c 'from pcp import pmi, pmapi' >/dev/null 2>&1
 }
 

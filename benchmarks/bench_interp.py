@@ -402,15 +402,16 @@ def verify(base: Path, pmids: list[int], samples, start, delta: int, count: int,
     from pcpconform.format.pmtypes import PmID
     from pcpconform.io.archive import Archive
     from pcpconform.oracles.interp.replay import NoValue
-    from tests.differential.libpcp import bridge
     from tests.differential.libpcp.compare import libpcp_encoding
+    from tests.differential.libpcp.interp_bridge import pm_interp
+    from tests.differential.libpcp.referees import BY_NAME
 
     a = Archive(base)
     types = {p: a.desc(p).type for p in pmids}
     picks = sorted(set(range(min(first_n, count)))
                    | {min(count - 1, round(i * (count - 1) / max(first_n - 1, 1))) for i in range(first_n)})
-    theirs = bridge.pm_interp(base, start.sec, start.nsec, delta, picks[-1] + 1,
-                              [str(PmID(p)) for p in pmids])["samples"]
+    theirs = pm_interp(BY_NAME["pcp-6.0.3"], base, start.sec, start.nsec, delta, picks[-1] + 1,
+                       [str(PmID(p)) for p in pmids])["samples"]
     diffs: list[str] = []
     nvalues = 0
     for k in picks:
