@@ -7,6 +7,7 @@ from typing import Any
 
 from pcpconform.cli.output import opened_output
 from pcpconform.errors import UsageError
+from pcpconform.extra import MissingExtra
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.replay import DEVIATIONS, RULE_SETS, Replay
 from pcpconform.oracles.interp.report import write_csv, write_json, write_text
@@ -43,7 +44,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _plotter() -> Any:
     """extra.plot's plot_replay: matplotlib is imported only when a plot is asked for."""
-    from pcpconform.extra import MissingExtra
     try:
         from pcpconform.extra.plot import plot_replay
     except MissingExtra as exc:
@@ -76,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rate:
         samples = rate_convert(samples, replay.descs)
     if args.plot:
-        from pcpconform.extra.plot import plot_replay  # matplotlib: only when asked
-
+        plot_replay = _plotter()
         plot_replay(replay, samples, args.plot, title=f"{args.archive} ({args.rules})")
     with opened_output(args.output) as out:
         if args.format == "json":

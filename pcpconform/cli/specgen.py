@@ -20,6 +20,8 @@ from pathlib import Path
 
 from construct import Construct, Int32ub
 
+from pcpconform.check.corpus import CASES, UNCOVERED
+from pcpconform.check.rules import RULES, UNCHECKED_CLAUSES
 from pcpconform.format.schema import (
     META_TYPE_NAMES,
     META_TYPES,
@@ -167,8 +169,6 @@ def _version_table() -> str:
 
 
 def _rules_table() -> str:
-    from pcpconform.check.corpus import CASES, UNCOVERED
-    from pcpconform.check.rules import RULES
     example: dict[str, str] = {}
     for case in CASES:
         # a case may expect different codes per archive version
@@ -187,7 +187,6 @@ def _rules_table() -> str:
 
 
 def _unchecked_table() -> str:
-    from pcpconform.check.rules import UNCHECKED_CLAUSES
     lines = ["| Clause | Why no rule cites it |", "|---|---|"]
     lines += [f"| {c} | {_cell(why)} |" for c, why in UNCHECKED_CLAUSES.items()]
     lines += ["", "*Generated from `pcpconform.check.rules.UNCHECKED_CLAUSES`.*"]

@@ -35,7 +35,7 @@ from pcpconform.format.schema import (
 )
 from pcpconform.format.values import F32, decode_block
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult
+from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.reader import Component, parse_payload
 
 __all__ = ["jsonl_records", "dump_lines", "write_jsonl", "escape_bytes", "typed_value", "HEADER"]
@@ -229,8 +229,6 @@ def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
     ``file`` names the component by its suffix (``meta``, ``index``, ``0``...), so the
     dump does not depend on the archive's base name or on compression.
     """
-    from pcpconform.io.bulk import decode_result
-
     assert archive.files.meta is not None
     with Component(archive.files.meta) as meta:
         yield _label_obj(meta, "meta")

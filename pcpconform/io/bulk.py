@@ -18,7 +18,7 @@ from construct import Adapter, Construct, FormatField, Renamed, Struct
 
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmType, Timestamp
-from pcpconform.format.schema import PmValue, block_offset, structs
+from pcpconform.format.schema import PmValue, block_offset, event_array, structs
 from pcpconform.format.schema.common import TimestampT3, TimevalT2
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
 from pcpconform.io.reader import RawRecord, parse_payload
@@ -304,7 +304,6 @@ def decode_result_schema(record: RawRecord, version: int,
 
 def _block_value(block: Any) -> Any:
     if block.vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
-        from pcpconform.format.schema import event_array
         try:
             return event_array(block.vtype == PmType.HIGHRES_EVENT).parse(block.vbuf)
         except Exception:  # an undecodable array is still the stored bytes

@@ -24,7 +24,7 @@ from typing import Any
 from pcpconform.format.cnum import INTEGER_TYPES, NUMERIC_TYPES, f32, wrap, wrap_type
 from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
 from pcpconform.format.values import F32
-from pcpconform.io.archive import Archive
+from pcpconform.io.archive import Archive, Desc
 from pcpconform.oracles.derive.arithmetic import (
     BOOL,
     REL,
@@ -355,7 +355,6 @@ class DerivedView:
     derived metrics by pmID, instance domains from the archive."""
 
     def __init__(self, evaluator: Evaluator) -> None:
-        from pcpconform.io.archive import Desc
         self.archive = evaluator.archive
         self._descs = {int(evaluator.pmids[b.name]): Desc(
             evaluator.pmids[b.name], b.desc.type, b.desc.indom, b.desc.sem, b.desc.units,
