@@ -9,19 +9,17 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from tests.differential.libpcp.referees import REFEREES  # noqa: E402 (after the profile)
+from tests.differential.guards import referee_problems  # noqa: E402 (after the profile)
+from tests.differential.libpcp.referees import REFEREES  # noqa: E402
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     # In CI every reference must be there: a differential suite that skips proves nothing.
     if not os.environ.get("CI"):
         return
-    for ref in REFEREES:
-        if not ref.available():
-            raise pytest.UsageError(f"CI run without {ref.name}: {ref.why_missing()}")
-        if not ref.version.startswith(ref.version_prefix):
-            raise pytest.UsageError(f"{ref.name}: found PCP {ref.version}, expected "
-                                    f"{ref.version_prefix}x")
+    problems = referee_problems(REFEREES)
+    if problems:
+        raise pytest.UsageError("CI run without its reference libpcps: " + "; ".join(problems))
 
 
 #: a small archive for the command-line tests: a U64 counter and a DOUBLE instant over three
