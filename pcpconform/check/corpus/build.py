@@ -106,7 +106,7 @@ def render_readme(manifest: dict[str, Any]) -> str:
         "A validator conforms on a case when the set of *error* codes it reports is exactly the",
         "expected error codes, and every expected warning or info code is among the codes it",
         "reports (further warnings are allowed: a fault may make a benign oddity visible).",
-        "The originals must check clean. `tests/test_invalid_corpus.py` runs the corpus against",
+        "The originals must check clean. `tests/unit/test_invalid_corpus.py` runs the corpus against",
         "`pcpconform.check`.",
         "",
         "This file is generated: `python -m pcpconform.check.corpus --readme corpus/invalid/README.md`.",
