@@ -139,12 +139,13 @@ def settle_unwritten(cmp: Comparison, base: Path, profile: Profile,
                      schedule: tuple[Timestamp, int, int]) -> list[str]:
     """Values the oracle calls unpredictable (heap contents unknown) judged per heap state.
 
-    Where the oracle's value is "?", every heap state whose fill is known must give
-    the value the oracle predicts with that fill, bit for bit (a mismatch is returned
-    as a line). A "?" that every such state predicts exactly, while all of libpcp's runs
-    agree, is replaced by that value, so that derive_compare.mismatches compares it
-    like any other; a "?" left (a state predicted unpredictable, or runs that differ)
-    stays under mismatches' rule (it matches only where libpcp's runs differ)."""
+    Where the oracle's value is "?" and libpcp's runs in every heap state agree, every
+    state whose fill is known must give the value the oracle predicts with that fill, bit
+    for bit (a mismatch is returned as a line), and a "?" that every such state predicts
+    exactly is replaced by that value, so that derive_compare.mismatches compares it like
+    any other. Where the runs disagree, libpcp demonstrably read memory it never wrote in
+    this run (a reused chunk need not hold the fill): that entry is not compared, as in
+    mismatches; a "?" left elsewhere fails there."""
     if not any(v == "?" for row in cmp.values_ours for pairs in row.values() for _, v in pairs):
         return []
     predicted = per_heap_predictions(cmp, base, profile, schedule)
@@ -157,6 +158,8 @@ def settle_unwritten(cmp: Comparison, base: Path, profile: Profile,
             for k, (inst, value) in enumerate(pairs):
                 if value != "?" or inst is UNPREDICTABLE:
                     continue
+                if not all(len(r) == len(pairs) and r[k] == runs[0][k] for r in runs):
+                    continue            # libpcp's runs disagree: unwritten memory, shown
                 settled = True
                 for h, rows in predicted.items():
                     mine = rows[f].get(name, [])
@@ -167,8 +170,7 @@ def settle_unwritten(cmp: Comparison, base: Path, profile: Profile,
                         settled = False
                         out.append(f"{cmp.texts[int(name[3:])]!r} fetch {f} entry {k}: oracle "
                                    f"with heap {HEAPS[h]} {mine[k]} libpcp {runs[h][k]}")
-                if settled and predicted and all(len(r) == len(pairs) and r[k] == runs[0][k]
-                                                 for r in runs):
+                if settled and predicted:
                     pairs[k] = list(runs[0][k])
     return out
 

@@ -188,23 +188,25 @@ def crash_explanations(cmp: Comparison, referee: Referee, profile: Profile, base
 
 def _values_differ(ours: list[list[Any]], runs: list[list[list[Any]]], cmp: Comparison) -> bool:
     """Whether ``ours`` differs from libpcp's values (``runs``: the same fetch in each heap
-    state). Where the runs disagree libpcp read memory it never wrote: there, and only
-    there, the oracle's UNPREDICTABLE ("?") matches anything."""
+    state). Where the runs disagree, libpcp demonstrably read memory it never wrote in this
+    run: that instance or value is not compared (and is counted), whatever the oracle says
+    of it; everything the runs agree on must equal the oracle's value exactly, so the
+    oracle's UNPREDICTABLE ("?") excuses nothing there."""
     theirs = runs[0]
     if all(r == theirs for r in runs):
         return ours != theirs
     if any(len(r) != len(theirs) for r in runs):      # the very instance list is garbage
         cmp.uninitialised += 1
-        return not any(i is UNPREDICTABLE or v == "?" for i, v in ours)
+        return False
     if len(ours) != len(theirs):
         return True
     for k, (i, v) in enumerate(ours):
         insts = {r[k][0] for r in runs}
         vals = {json.dumps(r[k][1]) for r in runs}
         cmp.uninitialised += len(insts) > 1 or len(vals) > 1
-        if (i != theirs[k][0]) if len(insts) == 1 else (i is not UNPREDICTABLE):
+        if len(insts) == 1 and i != theirs[k][0]:
             return True
-        if (v != theirs[k][1]) if len(vals) == 1 else (v != "?"):
+        if len(vals) == 1 and v != theirs[k][1]:
             return True
     return False
 
