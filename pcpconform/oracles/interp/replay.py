@@ -457,7 +457,7 @@ class Replay:
             return self.schedule_reference(start, interval_nsec, count)
         try:
             from pcpconform.oracles.interp import vectorised
-        except ImportError:                 # numpy is an optional dependency
+        except ImportError:                 # an install without numpy: counted, never silent
             self.stats.fallbacks[NO_NUMPY] += 1
             return self.schedule_reference(start, interval_nsec, count)
         try:
