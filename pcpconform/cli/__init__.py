@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("check", "validate archives and report every problem found"),
     "interp": ("interp", "replay metrics at any times as libpcp's PM_MODE_INTERP does"),
     "derive": ("derive", "evaluate derived-metric expressions over an archive as libpcp does"),
+    "corpus": ("corpus", "build the conformance corpus data from the kit, or check it"),
 }
 
 

@@ -3,7 +3,7 @@
 Layers, bottom to top (docs/architecture.md):
 
     errors < format < io < {dump, fixtures} < {check, oracles.interp} < oracles.derive
-           < extra < cli
+           < conform < extra < cli
 
 Modules of one layer may import each other; ``pcpconform/__init__.py`` (the public API,
 imported lazily) stands above everything. Every import is counted, at module level or in a
@@ -30,9 +30,10 @@ RANKS = {
     "pcpconform.check": 4,
     "pcpconform.oracles.interp": 4,
     "pcpconform.oracles.derive": 5,
-    "pcpconform.extra": 6,
-    "pcpconform.cli": 7,
-    "pcpconform": 8,
+    "pcpconform.conform": 6,
+    "pcpconform.extra": 7,
+    "pcpconform.cli": 8,
+    "pcpconform": 9,
 }
 #: layers of equal rank that must not depend on each other
 PEERS = [("pcpconform.dump", "pcpconform.fixtures"), ("pcpconform.check", "pcpconform.oracles")]
