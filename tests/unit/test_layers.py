@@ -25,6 +25,7 @@ RANKS = {
     "pcpconform.version": 0,
     "pcpconform.format": 1,
     "pcpconform.io": 2,
+    "pcpconform.mmv": 2,
     "pcpconform.dump": 3,
     "pcpconform.fixtures": 3,
     "pcpconform.check": 4,

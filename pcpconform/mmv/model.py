@@ -1,0 +1,202 @@
+"""What an MMV file holds, independent of its layout, and the PCP identity the PMDA gives it.
+
+Offsets do not appear here: the reader resolves them and the writer lays them out again.
+Raw bytes stay where a typed view would lose some (a value's pmAtomValue word); text is
+decoded as UTF-8 with surrogateescape, so any byte string survives a round trip.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits
+
+__all__ = [
+    "MMV_DOMAIN", "FLAG_NOPREFIX", "FLAG_PROCESS", "FLAG_SENTINEL", "TYPE_NOSUPPORT",
+    "TYPE_I32", "TYPE_U32", "TYPE_I64", "TYPE_U64", "TYPE_FLOAT", "TYPE_DOUBLE", "TYPE_STRING",
+    "TYPE_ELAPSED", "MMV_TYPES", "SEM_COUNTER", "SEM_INSTANT", "SEM_DISCRETE",
+    "LABEL_INDOM", "LABEL_CLUSTER", "LABEL_ITEM", "LABEL_INSTANCES", "LABEL_OPTIONAL",
+    "PM_IN_NULL", "Instance", "Indom", "Value", "Metric", "Label", "MmvFile", "is_singular",
+    "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom",
+    "Exported", "exported_metrics",
+]
+
+MMV_DOMAIN = 70  # the MMV PMDA's domain number
+
+FLAG_NOPREFIX = 0x1
+FLAG_PROCESS = 0x2
+FLAG_SENTINEL = 0x4
+
+TYPE_NOSUPPORT = -1
+TYPE_I32 = 0
+TYPE_U32 = 1
+TYPE_I64 = 2
+TYPE_U64 = 3
+TYPE_FLOAT = 4
+TYPE_DOUBLE = 5
+TYPE_STRING = 6
+TYPE_ELAPSED = 9
+#: the codes libpcp_mmv writes and the PMDA serves (7 and 8 pass the writer's range check
+#: but are no MMV type: the PMDA has no case for them)
+MMV_TYPES = (TYPE_NOSUPPORT, TYPE_I32, TYPE_U32, TYPE_I64, TYPE_U64, TYPE_FLOAT, TYPE_DOUBLE,
+             TYPE_STRING, TYPE_ELAPSED)
+
+SEM_COUNTER = 1
+SEM_INSTANT = 3
+SEM_DISCRETE = 4
+
+LABEL_INDOM = 0x4
+LABEL_CLUSTER = 0x8
+LABEL_ITEM = 0x10
+LABEL_INSTANCES = 0x20
+LABEL_OPTIONAL = 0x80
+PM_IN_NULL = -1
+
+_ATOM_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
+                 TYPE_FLOAT: "<f", TYPE_DOUBLE: "<d", TYPE_ELAPSED: "<q"}
+
+
+def encode_text(text: str) -> bytes:
+    """A name or string as stored: UTF-8, undecodable bytes restored (surrogateescape)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def decode_text(raw: bytes) -> str:
+    """The text of a stored name or string (bytes up to, not including, the NUL)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def is_singular(indom: int) -> bool:
+    """A metric indom of 0 or -1 (0xffffffff) means no instance domain (mmv_singular)."""
+    return indom in (0, -1)
+
+
+@dataclass(frozen=True)
+class Instance:
+    internal: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Indom:
+    serial: int
+    instances: tuple[Instance, ...] = ()
+    shorttext: str | None = None
+    helptext: str | None = None
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value: of a singular metric (instance None) or of one instance (its internal id)."""
+
+    instance: int | None = None
+    atom: bytes = bytes(8)         # the pmAtomValue word as stored
+    extra: int = 0
+    string: str | None = None      # a STRING metric's slot text, None for other types
+
+    def typed(self, mmv_type: int) -> int | float | str | None:
+        """The value as the metric's type reads it (ELAPSED: the accumulated microseconds;
+        NOSUPPORT: None)."""
+        if mmv_type == TYPE_STRING:
+            return self.string
+        fmt = _ATOM_FORMATS.get(mmv_type)
+        if fmt is None:
+            return None
+        value: int | float = struct.unpack_from(fmt, self.atom)[0]
+        return value
+
+    @staticmethod
+    def of(mmv_type: int, value: int | float, instance: int | None = None,
+           extra: int = 0) -> Value:
+        """A value of a numeric type stored as libpcp_mmv stores it (upper bytes zero)."""
+        fmt = _ATOM_FORMATS[mmv_type]
+        raw = struct.pack(fmt, value)
+        return Value(instance, raw + bytes(8 - len(raw)), extra)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    item: int
+    type: int
+    semantics: int = SEM_COUNTER
+    dimension: int = 0             # pmUnits word as stored
+    indom: int = 0                 # serial; 0 or -1: singular
+    shorttext: str | None = None
+    helptext: str | None = None
+    values: tuple[Value, ...] = ()
+
+    @property
+    def units(self) -> PmUnits:
+        return PmUnits.from_word(self.dimension)
+
+
+@dataclass(frozen=True)
+class Label:
+    flags: int
+    identity: int
+    internal: int
+    payload: str                   # the JSON text up to its NUL
+
+
+@dataclass(frozen=True)
+class MmvFile:
+    version: int
+    g1: int
+    g2: int
+    flags: int = 0
+    process: int = 0
+    cluster: int = 0
+    indoms: tuple[Indom, ...] = ()
+    metrics: tuple[Metric, ...] = ()
+    labels: tuple[Label, ...] = field(default=())
+
+    def indom(self, serial: int) -> Indom | None:
+        return next((d for d in self.indoms if d.serial == serial), None)
+
+
+def exported_name(file_name: str, metric_name: str, flags: int) -> str:
+    """The PMNS name the PMDA gives a metric: mmv.<file>.<name>, or mmv.<name> with NOPREFIX."""
+    if flags & FLAG_NOPREFIX:
+        return f"mmv.{metric_name}"
+    return f"mmv.{file_name}.{metric_name}"
+
+
+def exported_pmid(cluster: int, item: int) -> PmID:
+    """PMID 70.cluster.item (cluster: the header's, or the one the PMDA chose for 0)."""
+    return PmID.from_parts(MMV_DOMAIN, cluster, item)
+
+
+def exported_indom(cluster: int, serial: int) -> PmInDom:
+    """InDom 70.((cluster << 11) | serial); serials of 2048 and more collide across files."""
+    return PmInDom((MMV_DOMAIN << 22) | (((cluster << 11) | serial) & 0x3FFFFF))
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A metric as the MMV PMDA exports it."""
+
+    name: str
+    pmid: PmID
+    indom: PmInDom         # PM_INDOM_NULL for a singular metric
+    metric: Metric
+
+
+def exported_metrics(mmv: MmvFile, file_name: str, cluster: int | None = None) -> list[Exported]:
+    """The metrics the PMDA exports from a file named file_name, in file order.
+
+    ``cluster`` is the one the PMDA uses for the file: the header's unless it is 0 (then
+    the PMDA chooses; pass its choice). Items above 1023 and repeated items are skipped, as
+    the PMDA skips them (the first of a repeated item wins)."""
+    use = mmv.cluster if cluster is None else cluster
+    seen: set[int] = set()
+    out = []
+    for m in mmv.metrics:
+        if m.item > 1023 or m.item in seen:
+            continue
+        seen.add(m.item)
+        indom = PmInDom(None) if is_singular(m.indom) else exported_indom(use, m.indom)
+        out.append(Exported(exported_name(file_name, m.name, mmv.flags),
+                            exported_pmid(use, m.item), indom, m))
+    return out
