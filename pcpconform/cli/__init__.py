@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "interp": ("interp", "replay metrics at any times as libpcp's PM_MODE_INTERP does"),
     "derive": ("derive", "evaluate derived-metric expressions over an archive as libpcp does"),
     "corpus": ("corpus", "build the conformance corpus data from the kit, or check it"),
+    "conform": ("conform", "run the conformance corpus against an implementation under test"),
 }
 
 

@@ -1,0 +1,226 @@
+"""The verdict on one case (spec/conformance.md, CONF-VERDICT-1): grading what the
+implementation did against the case's expected output, with the smallest useful difference
+(a validator's verdict and codes; a reader's first differing line and field path) and the
+clauses the case cites.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from pcpconform.check.rules import RULES, Severity
+from pcpconform.conform.manifest import Case
+from pcpconform.conform.protocol import Outcome, ProtocolViolation, parse_validator
+
+__all__ = ["Verdict", "CaseResult", "FAILING", "grade_validator", "grade_reader", "first_difference"]
+
+
+class Verdict(str, Enum):  # noqa: UP042 (StrEnum would change str() of a verdict)
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    PROTOCOL_ERROR = "protocol-error"
+
+
+#: the verdicts that make a run fail (exit status 1)
+FAILING = frozenset({Verdict.FAIL, Verdict.CRASH, Verdict.TIMEOUT, Verdict.PROTOCOL_ERROR})
+
+
+@dataclass
+class CaseResult:
+    """One case of one suite: its verdict, why (one line), the clauses at stake and, for a
+    failure, what was expected and what the implementation gave."""
+
+    case: str
+    suite: str
+    verdict: Verdict
+    detail: str = ""
+    clauses: list[str] = field(default_factory=list)
+    expected: Any = None
+    got: Any = None
+    line: int | None = None
+    path: str | None = None
+    seconds: float = 0.0
+    stderr: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"case": self.case, "suite": self.suite, "verdict": self.verdict.value,
+                               "detail": self.detail, "clauses": self.clauses,
+                               "seconds": round(self.seconds, 3)}
+        for key in ("expected", "got", "line", "path"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.stderr and self.verdict != Verdict.PASS:
+            out["stderr"] = self.stderr
+        return out
+
+
+def _abnormal(case: Case, suite: str, outcome: Outcome, timeout: float) -> CaseResult | None:
+    """The verdict when the command did not end by itself (CONF-RUN-3), else None."""
+    if outcome.returncode is None:
+        return CaseResult(case.id, suite, Verdict.TIMEOUT, f"killed after the {timeout:g} s timeout",
+                          list(case.data["clauses"]), seconds=outcome.seconds, stderr=outcome.stderr_tail())
+    if outcome.returncode < 0:
+        try:
+            name = signal.Signals(-outcome.returncode).name
+        except ValueError:
+            name = f"signal {-outcome.returncode}"
+        return CaseResult(case.id, suite, Verdict.CRASH, f"killed by {name}", list(case.data["clauses"]),
+                          seconds=outcome.seconds, stderr=outcome.stderr_tail())
+    return None
+
+
+def _protocol(case: Case, suite: str, outcome: Outcome, why: str) -> CaseResult:
+    return CaseResult(case.id, suite, Verdict.PROTOCOL_ERROR, why, [], seconds=outcome.seconds,
+                      stderr=outcome.stderr_tail())
+
+
+def _code_differences(case: Case, codes: list[str]) -> list[str]:
+    expected = case.expected
+    unknown = sorted({c for c in codes if c not in RULES})
+    if unknown:
+        return [f"codes not in spec/validator.md: {', '.join(unknown)}"]
+    errors = {c for c in codes if RULES[c].severity == Severity.ERROR}
+    others = set(codes) - errors
+    want = set(expected["error_codes"])
+    out = []
+    if errors != want:
+        missing, extra = sorted(want - errors), sorted(errors - want)
+        out += [f"error codes not reported: {', '.join(missing)}"] if missing else []
+        out += [f"error codes reported but not expected: {', '.join(extra)}"] if extra else []
+    missing = sorted(set(expected["warning_codes"]) - others)
+    out += [f"warning codes not reported: {', '.join(missing)}"] if missing else []
+    return out
+
+
+def _clauses_of(codes: list[str], case: Case) -> list[str]:
+    """The clauses of the codes at stake, in order, else the case's own."""
+    out = [RULES[c].clause for c in codes if c in RULES and RULES[c].clause]
+    return list(dict.fromkeys(out)) or list(case.data["clauses"])
+
+
+def grade_validator(case: Case, outcome: Outcome, timeout: float) -> CaseResult:
+    """A validator's answer on one case (CONF-VAL-1, CONF-VAL-2)."""
+    abnormal = _abnormal(case, "validator", outcome, timeout)
+    if abnormal is not None:
+        return abnormal
+    if outcome.returncode not in (0, 1):
+        return _protocol(case, "validator", outcome, f"exit status {outcome.returncode} (0 or 1 expected)")
+    try:
+        valid, codes = parse_validator(outcome.stdout)
+    except ProtocolViolation as exc:
+        return _protocol(case, "validator", outcome, str(exc))
+    if outcome.returncode == 1 and valid:
+        return _protocol(case, "validator", outcome, "exit status 1 with \"valid\": true")
+    expected = case.expected
+    want_valid = expected["verdict"] != "errors"
+    result = CaseResult(case.id, "validator", Verdict.PASS, "", list(case.data["clauses"]),
+                        seconds=outcome.seconds, stderr=outcome.stderr_tail())
+    wanted = {"valid": want_valid, "error_codes": expected["error_codes"]}
+    gave: dict[str, Any] = {"valid": valid} if codes is None else {"valid": valid, "codes": codes}
+    if valid != want_valid:
+        if want_valid:
+            why = f"a valid archive (verdict {expected['verdict']}) was rejected"
+            result.clauses = _clauses_of(codes or [], case) if codes else list(case.data["clauses"])
+        else:
+            why = f"an invalid archive was accepted (expected error codes: {', '.join(expected['error_codes'])})"
+            result.clauses = _clauses_of(expected["error_codes"], case)
+        result.verdict, result.detail, result.expected, result.got = Verdict.FAIL, why, wanted, gave
+        return result
+    problems = _code_differences(case, codes) if codes is not None else []
+    if problems:
+        result.verdict, result.detail = Verdict.FAIL, "; ".join(problems)
+        result.expected, result.got = dict(wanted, warning_codes=expected["warning_codes"]), gave
+        result.clauses = _clauses_of(sorted(set(expected["error_codes"]) ^ set(codes or [])), case)
+    return result
+
+
+def first_difference(expected: Any, got: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place where two JSON values differ: (JSON pointer, expected, got)."""
+    if type(expected) is not type(got):
+        return path or "/", expected, got
+    if isinstance(expected, dict):
+        for key in list(expected) + [k for k in got if k not in expected]:
+            if key not in got:
+                return f"{path}/{key}", expected[key], "(missing)"
+            if key not in expected:
+                return f"{path}/{key}", "(absent)", got[key]
+            diff = first_difference(expected[key], got[key], f"{path}/{key}")
+            if diff is not None:
+                return diff
+        if list(expected) != list(got):
+            return path or "/", f"members in the order {list(expected)}", list(got)
+        return None
+    if isinstance(expected, list):
+        for i, (e, g) in enumerate(zip(expected, got)):
+            diff = first_difference(e, g, f"{path}/{i}")
+            if diff is not None:
+                return diff
+        if len(expected) != len(got):
+            return path or "/", f"{len(expected)} items", f"{len(got)} items"
+        return None
+    return None if expected == got else (path or "/", expected, got)
+
+
+def _dump_clauses(case: Case, kind: Any) -> list[str]:
+    """The case's DUMP- clauses about lines of ``kind`` (else all its DUMP- clauses)."""
+    dump = [c for c in case.data["clauses"] if c.startswith("DUMP-")]
+    areas = {"result": ("RESULT", "VAL", "EVENT", "RAW"), "dump": ("FILE",)}.get(
+        str(kind), (str(kind).upper(),))
+    return [c for c in dump if c.split("-")[1] in areas] or dump
+
+
+def grade_reader(case: Case, outcome: Outcome, timeout: float, expected: bytes) -> CaseResult:
+    """A reader's dump of one case against the expected dump, byte for byte (CONF-READ-1)."""
+    abnormal = _abnormal(case, "reader", outcome, timeout)
+    if abnormal is not None:
+        return abnormal
+    if outcome.returncode != 0:
+        return _protocol(case, "reader", outcome, f"exit status {outcome.returncode} on a valid archive "
+                                                  "(0 expected)")
+    result = CaseResult(case.id, "reader", Verdict.PASS, "", [], seconds=outcome.seconds,
+                        stderr=outcome.stderr_tail())
+    if outcome.stdout == expected:
+        return result
+    try:
+        text = outcome.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return _protocol(case, "reader", outcome, "standard output is not UTF-8")
+    want_lines, got_lines = expected.decode("utf-8").split("\n"), text.split("\n")
+    result.verdict = Verdict.FAIL
+    for number, (want, got) in enumerate(zip(want_lines, got_lines), start=1):
+        if want == got:
+            continue
+        try:
+            got_value = json.loads(got)
+        except json.JSONDecodeError:
+            if not got.strip() and number == len(got_lines):
+                break
+            return _protocol(case, "reader", outcome, f"line {number} is not JSON: {got[:60]!r}")
+        want_value = json.loads(want) if want else None
+        kind = want_value.get("kind") if isinstance(want_value, dict) else None
+        result.line, result.clauses = number, _dump_clauses(case, kind)
+        diff = first_difference(want_value, got_value)
+        if diff is None:
+            result.detail = f"line {number} ({kind}): the same values, not the canonical bytes"
+            result.expected, result.got = want, got
+        else:
+            result.path, result.expected, result.got = diff
+            result.detail = (f"line {number} ({kind}), field {diff[0]}: expected {json.dumps(diff[1])}, "
+                             f"got {json.dumps(diff[2])}")
+        return result
+    number = min(len(want_lines), len(got_lines))
+    result.line, result.clauses = number, _dump_clauses(case, "dump")
+    if text.rstrip("\n") == expected.decode("utf-8").rstrip("\n"):
+        result.detail = "the dump does not end with exactly one newline"
+    elif len(got_lines) < len(want_lines):
+        result.detail = f"the dump ends after {number - 1} lines, {len(want_lines) - 1} expected"
+    else:
+        result.detail = f"{len(got_lines) - len(want_lines)} lines more than the {len(want_lines) - 1} expected"
+    return result
