@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from pcpconform.errors import DeriveSemanticError
 from pcpconform.format.cnum import NUMERIC_TYPES
@@ -137,7 +137,7 @@ class _Binder:
         self.source = source
         self.profile = profile
 
-    def fail(self, reason: str, node: BoundNode | None, *, printed: bool = True) -> None:
+    def fail(self, reason: str, node: BoundNode | None, *, printed: bool = True) -> NoReturn:
         if node is not None and node.kind == "NAME" and not self.profile.reject_nested:
             printed = False                   # 6.0.3's report_sem_error has no NAME case
         raise DeriveSemanticError(self.name, reason, _subject(node) if node else None,
@@ -161,7 +161,6 @@ class _Binder:
             op_kind = OPERATOR_KINDS.get(node.op)
             if op_kind is None:
                 self.fail(f"unknown operator {node.op!r}", None, printed=False)
-                raise AssertionError
             left = self.build(node.left, op_kind, lazy)
             return BoundNode(op_kind, left=left, right=self.build(node.right, op_kind, lazy))
         if isinstance(node, ast.Ternary):
@@ -197,14 +196,12 @@ class _Binder:
                 PmType.I32, PmSem.DISCRETE, PM_INDOM_NULL, NO_UNITS), "NOVALUE", lazy)
             return BoundNode("NOVALUE", desc, left=meta, spec_flags=flags)
         self.fail(f"cannot bind {type(node).__name__}", None, printed=False)
-        raise AssertionError
 
     def parse_units(self, text: str) -> PmUnits:
         try:
             return parse_units(text, asserts=self.profile.units_asserts)[0]
         except UnitsError as exc:
             self.fail(f"Illegal units: {exc.message}", None, printed=False)
-            raise AssertionError from None
 
     def bind_name(self, name: str, parent: str | None, lazy: bool) -> BoundNode:
         node = BoundNode("NAME", text=name)
@@ -230,13 +227,11 @@ class _Binder:
             node.pmid, node.desc = None, ZERO_DESC
             return node
         self.fail("Unknown operand metric", node, printed=self.profile.report_unknown_operand)
-        raise AssertionError
 
     def build_call(self, node: ast.Call, lazy: bool) -> BoundNode:
         kind = _FUNCTION_KINDS.get(node.func)
         if kind is None:
             self.fail(f"unknown function {node.func}()", None, printed=False)
-            raise AssertionError
         if kind in ("DELTA", "RATE", "INSTANT") and not self.profile.expr_args \
                 and not isinstance(node.arg, ast.Metric):
             self.fail(f"Metric name expected to follow {node.func}(", None, printed=False)
@@ -275,13 +270,11 @@ class _Binder:
                 t = _SPEC_TYPES.get(value.lower())
                 if t is None:
                     self.fail(f"Unrecognized value for type {value}", None, printed=False)
-                    raise AssertionError
                 desc = replace(desc, type=t)
             elif key == "semantics":
                 s = _SPEC_SEMS.get(value.lower())
                 if s is None:
                     self.fail(f"Unrecognized value for semantics {value}", None, printed=False)
-                    raise AssertionError
                 desc = replace(desc, sem=s)
             elif key == "units":
                 desc = replace(desc, units=self.parse_units(value))
