@@ -67,3 +67,33 @@ def test_cluster_label_ident_has_item_zero(ident: str, pmid_bits: int) -> None:
     doc = copy.deepcopy(EXAMPLE)
     doc["labels"] = [{"type": "cluster", "ident": ident, "labels": {"a": "b"}}]
     assert parse_fixture(doc).labels[0].ident == pmid_bits
+
+
+@pytest.mark.parametrize("where, key, hint", [
+    ((), "metric", "did you mean 'metrics'?"),
+    (("archive",), "timezon", "did you mean 'timezone'?"),
+    (("metrics", 0), "semantics", "allowed: name, pmid"),
+    (("metrics", 0), "typ", "did you mean 'type'?"),
+    (("indoms", 0), "instance", "did you mean 'instances'?"),
+    (("labels", 0), "label", "did you mean 'labels'?"),
+    (("samples", 0), "value", "did you mean 'values'?"),
+])
+def test_unknown_key_is_an_error_naming_the_nearest(where, key, hint) -> None:
+    """FIX-KEYS-1: a misspelt key is refused, never silently defaulted."""
+    doc = copy.deepcopy(EXAMPLE)
+    node = doc
+    for step in where:
+        node = node[step]
+    node[key] = node.get(key.rstrip("s"), 1) if isinstance(node, dict) else 1
+    with pytest.raises(FixtureError) as info:
+        parse_fixture(doc, source="ex.yaml")
+    message = str(info.value)
+    assert f"unknown key '{key}'" in message and hint in message
+    assert message.startswith("ex.yaml")
+
+
+def test_unknown_key_in_text_and_event_records() -> None:
+    doc = copy.deepcopy(EXAMPLE)
+    doc["metrics"][0]["text"] = {"oneline": "x", "helptext": "y"}
+    with pytest.raises(FixtureError, match="unknown key 'helptext'"):
+        parse_fixture(doc, source="ex.yaml")
