@@ -86,10 +86,16 @@ def _is(value: Any, name: str) -> bool:
     return isinstance(value, _TYPES[name])
 
 
-def schema_errors(schema: dict[str, Any], value: Any, where: str = "") -> list[str]:
+def schema_errors(schema: dict[str, Any], value: Any, where: str = "",
+                  root: dict[str, Any] | None = None) -> list[str]:
     """What is wrong with ``value`` under ``schema``, for the keywords the case schema uses
-    (type, enum, required, properties, additionalProperties, propertyNames, minProperties,
-    items, minItems, uniqueItems, pattern, minLength); each as "at PATH: problem"."""
+    (type, enum, const, required, properties, additionalProperties, propertyNames,
+    minProperties, items, minItems, uniqueItems, pattern, minLength, if/then/else and
+    ``$ref`` to ``#/$defs/NAME``); each as "at PATH: problem"."""
+    root = schema if root is None else root
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return schema_errors(root["$defs"][ref[len("#/$defs/"):]], value, where, root)
     at = where or "/"
     kinds = schema.get("type")
     if kinds is not None:
@@ -98,7 +104,12 @@ def schema_errors(schema: dict[str, Any], value: Any, where: str = "") -> list[s
             return [f"at {at}: {json.dumps(value)[:40]} is not of type {' or '.join(names)}"]
     if "enum" in schema and value not in schema["enum"]:
         return [f"at {at}: {json.dumps(value)[:40]} is not one of {json.dumps(schema['enum'])}"]
+    if "const" in schema and value != schema["const"]:
+        return [f"at {at}: {json.dumps(value)[:40]} is not {json.dumps(schema['const'])}"]
     out: list[str] = []
+    if "if" in schema:
+        branch = "then" if not schema_errors(schema["if"], value, where, root) else "else"
+        out += schema_errors(schema.get(branch, {}), value, where, root)
     if isinstance(value, dict):
         out += [f"at {at}: {name!r} is required" for name in schema.get("required", ())
                 if name not in value]
@@ -107,20 +118,20 @@ def schema_errors(schema: dict[str, Any], value: Any, where: str = "") -> list[s
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         for name, member in value.items():
-            out += schema_errors(schema.get("propertyNames", {}), name, f"{where}/{name} (name)")
+            out += schema_errors(schema.get("propertyNames", {}), name, f"{where}/{name} (name)", root)
             if name in props:
-                out += schema_errors(props[name], member, f"{where}/{name}")
+                out += schema_errors(props[name], member, f"{where}/{name}", root)
             elif extra is False:
                 out.append(f"at {at}: unknown member {name!r}")
             elif isinstance(extra, dict):
-                out += schema_errors(extra, member, f"{where}/{name}")
+                out += schema_errors(extra, member, f"{where}/{name}", root)
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             out.append(f"at {at}: fewer than {schema['minItems']} items")
         if schema.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in value}) < len(value):
             out.append(f"at {at}: items are not unique")
         for i, item in enumerate(value):
-            out += schema_errors(schema.get("items", {}), item, f"{where}/{i}")
+            out += schema_errors(schema.get("items", {}), item, f"{where}/{i}", root)
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0):
             out.append(f"at {at}: shorter than {schema['minLength']}")
