@@ -1,4 +1,4 @@
-"""Field tables of spec/archive-format.md, generated from the construct schemas.
+"""Field tables of spec/archive-format.md and spec/mmv.md, generated from the construct schemas.
 
 Each region is one table rendered from one schema by pcpconform.format.schemadoc: rows are the
 Struct's fields, with the offset from the first byte of the payload (after the record's
@@ -43,6 +43,7 @@ from pcpconform.format.schemadoc import (
     fixed_size,
     struct_rows,
 )
+from pcpconform.mmv.schema import MMV_VERSIONS, TOC_LABELS, TOC_NAMES, MmvStructs, mmv_structs
 
 __all__ = ["REGIONS", "Region", "Report", "render_region", "update_spec", "main"]
 
@@ -193,6 +194,65 @@ def _unchecked_table() -> str:
     return "\n".join(lines)
 
 
+def _mmv_same(build: Callable[[MmvStructs], list[Row]], versions: Sequence[int]) -> list[Row]:
+    """One MMV table for several versions, which must agree on it."""
+    tables = [build(mmv_structs(v)) for v in versions]
+    if any(t != tables[0] for t in tables[1:]):
+        raise AssertionError(f"an MMV table declared the same in versions {versions} differs")
+    return tables[0]
+
+
+def _mmv_version_table() -> str:
+    """Parameter | v1 | v2 | v3: every MMV layout property that depends on the version."""
+    def label_size(s: MmvStructs) -> str:
+        return "absent" if s.label is None else str(s.label.sizeof())
+
+    params: list[tuple[str, Callable[[MmvStructs], object]]] = [
+        ("instance entry size", lambda s: s.instance.sizeof()),
+        ("instance `external`", lambda s: describe(field(s.instance, "external"))),
+        ("metric entry size", lambda s: s.metric.sizeof()),
+        ("metric `name`", lambda s: describe(field(s.metric, "name"))),
+        ("label entry size (section type 6)", label_size),
+        ("section types", lambda s: ", ".join(f"{t} {n}" for t, n in TOC_NAMES.items()
+                                              if t != TOC_LABELS or s.label)),
+    ]
+    lines = ["| Parameter | v1 | v2 | v3 |", "|---|---|---|---|"]
+    for name, fn in params:
+        cells = [name] + [str(fn(mmv_structs(v))) for v in MMV_VERSIONS]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines += ["", "*Generated from `mmv_structs(1)`, `mmv_structs(2)` and `mmv_structs(3)`.*"]
+    return "\n".join(lines)
+
+
+def _mmv_regions() -> dict[str, Region]:
+    t = _field_table
+    every = MMV_VERSIONS
+    return {
+        "mmv-version-parameters": Region(_mmv_version_table),
+        "mmv-header": t(lambda: _mmv_same(lambda s: struct_rows(s.header), every),
+                        "mmv_structs(v).header", "file"),
+        "mmv-toc": t(lambda: _mmv_same(lambda s: struct_rows(s.toc), every),
+                     "mmv_structs(v).toc", "TOC entry"),
+        "mmv-indom": t(lambda: _mmv_same(lambda s: struct_rows(s.indom), every),
+                       "mmv_structs(v).indom", "indom entry"),
+        "mmv-instance-v1": t(lambda: struct_rows(mmv_structs(1).instance),
+                             "mmv_structs(1).instance", "instance entry"),
+        "mmv-instance-v2": t(lambda: _mmv_same(lambda s: struct_rows(s.instance), (2, 3)),
+                             "mmv_structs(2).instance, the same in version 3",
+                             "instance entry"),
+        "mmv-metric-v1": t(lambda: struct_rows(mmv_structs(1).metric),
+                           "mmv_structs(1).metric", "metric entry"),
+        "mmv-metric-v2": t(lambda: _mmv_same(lambda s: struct_rows(s.metric), (2, 3)),
+                           "mmv_structs(2).metric, the same in version 3", "metric entry"),
+        "mmv-value": t(lambda: _mmv_same(lambda s: struct_rows(s.value), every),
+                       "mmv_structs(v).value", "value entry"),
+        "mmv-string": t(lambda: _mmv_same(lambda s: struct_rows(s.string), every),
+                        "mmv_structs(v).string", "string slot"),
+        "mmv-label": t(lambda: struct_rows(mmv_structs(3).label), "mmv_structs(3).label",
+                       "label entry"),
+    }
+
+
 def _regions() -> dict[str, Region]:
     ev = event_structs()
     s2, s3 = structs(2), structs(3)
@@ -248,6 +308,7 @@ def _regions() -> dict[str, Region]:
                       "index entry"),
         "index-v3": t(lambda: struct_rows(s3.index_entry), "structs(3).index_entry",
                       "index entry"),
+        **_mmv_regions(),
     }
 
 
