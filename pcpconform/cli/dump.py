@@ -16,6 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("archive", help="archive base name, or any file of the archive")
     p.add_argument("--format", choices=("text", "jsonl"), default="text")
     p.add_argument("-o", "--output", help="write to this file instead of standard output")
+    p.add_argument("--utc", action="store_true",
+                   help="text times in UTC instead of the archive's timezone")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             write_jsonl(archive, out)
         else:
-            write_text(archive, out)
+            write_text(archive, out, utc=args.utc)
     return 0
