@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import escape_bytes, sem_token
 from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDom, PmType, Timestamp
+from pcpconform.format.timezone import ArchiveZone
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 
-__all__ = ["write_text", "when_text", "value_text"]
+__all__ = ["write_text", "when_text", "value_text", "printed_value"]
+
 
 def when_text(ts: Timestamp) -> str:
     try:
@@ -33,13 +36,32 @@ def value_text(value: Any, ptype: int | None) -> str:
     return str(value)
 
 
-def write_text(archive: Archive, out: TextIO) -> None:
-    """A pmdumplog -a style listing (times in UTC)."""
+def _c_g(value: float, digits: int) -> str:
+    """C's ``%.<digits>g``, including its spelling of infinities and signed NaNs."""
+    if math.isnan(value):
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+    return format(value, f".{digits}g")
+
+
+def printed_value(value: Any, ptype: int | None) -> str:
+    """A value as pmdumplog prints it (pmPrintValue: FLOAT ``%.8g``, DOUBLE ``%.16g``);
+    DUMP-TEXT-2. The JSON Lines dump, not this, is the lossless form."""
+    if isinstance(value, F32):
+        return _c_g(float(value), 8)
+    if isinstance(value, float):
+        return _c_g(value, 16)
+    return value_text(value, ptype)
+
+
+def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
+    """A pmdumplog -a style listing; times in the archive's timezone (as ``pmdumplog -z``)
+    unless ``utc``."""
     md = archive.metadata
     lab = archive.label
+    zone = ArchiveZone(None if utc else lab.timezone)
     out.write(f"Log Label (Log Format Version {archive.version})\n")
     out.write(f"Performance metrics from host {lab.hostname}\n")
-    out.write(f"    commencing {when_text(lab.start)}\n")
+    out.write(f"    commencing {zone.when(lab.start)}\n")
     out.write(f"Archive timezone: {lab.timezone}\n")
     if archive.version == 3 and lab.zoneinfo:
         out.write(f"Archive zoneinfo: {lab.zoneinfo}\n")
@@ -62,7 +84,7 @@ def write_text(archive: Archive, out: TextIO) -> None:
     for indom, history in md.indoms.items():
         out.write(f"InDom: {PmInDom(indom)}\n")
         for rec in history:
-            out.write(f"{when_text(rec.timestamp)} {len(rec.instances)} instances\n")
+            out.write(f"{zone.when(rec.timestamp)} {len(rec.instances)} instances\n")
             for inst, name in rec.instances.items():
                 out.write(f"   {inst} or \"{name}\"\n")
     if md.labels:
@@ -74,22 +96,22 @@ def write_text(archive: Archive, out: TextIO) -> None:
                 ltype = str(lr.type)
             for inst, js in lr.sets:
                 where = "" if inst == 0xFFFFFFFF else f" inst {inst}"
-                out.write(f"{when_text(lr.timestamp)} {ltype} {lr.ident}{where}: "
+                out.write(f"{zone.when(lr.timestamp)} {ltype} {lr.ident}{where}: "
                           f"{json.dumps(js) if isinstance(js, dict) else js}\n")
     entries = list(archive.index_entries())
     if entries:
         out.write("\nTemporal Index\n\t\tLog Vol    end(meta)     end(log)\n")
         for e in entries:
-            out.write(f"{when_text(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
+            out.write(f"{zone.when(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
     out.write("\n")
     types = {pmid: d.type for pmid, d in md.descs.items()}
     for res in archive.results():
         size = len(res.record.data) if res.record is not None else 0
         out.write(f"[{size} bytes]\n")
         if res.is_mark:
-            out.write(f"{when_text(res.timestamp)}  <mark>\n\n")
+            out.write(f"{zone.when(res.timestamp)}  <mark>\n\n")
             continue
-        out.write(f"{when_text(res.timestamp)} {len(res.vsets)} metric{'s' if len(res.vsets) != 1 else ''}\n")
+        out.write(f"{zone.when(res.timestamp)} {len(res.vsets)} metric{'s' if len(res.vsets) != 1 else ''}\n")
         for vs in res.vsets:
             name = archive.metric_name(vs.pmid)
             head = f"    {PmID(vs.pmid)} ({name}):"
@@ -102,11 +124,11 @@ def write_text(archive: Archive, out: TextIO) -> None:
             ptype = types.get(vs.pmid)
             desc = md.descs.get(vs.pmid)
             if len(vs.values) == 1 and vs.values[0][0] == -1:
-                out.write(f"{head} value {value_text(vs.values[0][1], ptype)}\n")
+                out.write(f"{head} value {printed_value(vs.values[0][1], ptype)}\n")
                 continue
             out.write(head + "\n")
             names = archive.instances(desc.indom, res.timestamp) if desc and not desc.indom.is_null else {}
             for inst, v in vs.values:
                 label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
-                out.write(f"        inst [{label}] value {value_text(v, ptype)}\n")
+                out.write(f"        inst [{label}] value {printed_value(v, ptype)}\n")
         out.write("\n")
