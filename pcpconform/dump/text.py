@@ -45,7 +45,7 @@ def _c_g(value: float, digits: int) -> str:
 
 def printed_value(value: Any, ptype: int | None) -> str:
     """A value as pmdumplog prints it (pmPrintValue: FLOAT ``%.8g``, DOUBLE ``%.16g``);
-    DUMP-TEXT-2. The JSON Lines dump, not this, is the lossless form."""
+    DUMP-LIST-3. The JSON Lines dump, not this, is the lossless form."""
     if isinstance(value, F32):
         return _c_g(float(value), 8)
     if isinstance(value, float):

@@ -3,7 +3,7 @@
 libpcp's pmNewZone sets ``$TZ`` to the label's timezone (PCP's squashed POSIX form such as
 ``AEST-10`` or ``EST5EDT``, or ``:Area/City``) and lets the C library convert; ``pmdumplog
 -z`` then prints local times in that zone. The version 3 ``zoneinfo`` field is not used
-for this by 6.0.3, 6.3 or 7.x (measured: spec/dump-jsonl.md, DUMP-TIME-2). The C library is
+for this by 6.0.3, 6.3 or 7.x (measured: spec/dump-jsonl.md, DUMP-LIST-2). The C library is
 the only complete reader of POSIX TZ strings, so the offsets come from it: ``$TZ`` is set for
 the moment of one ``localtime`` call and restored, and the result is cached per quarter of
 an hour (every real zone changes its offset on a quarter-hour boundary).
