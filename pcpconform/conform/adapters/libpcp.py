@@ -1,0 +1,277 @@
+"""The libpcp adapters: a command speaking the conformance protocol (spec/conformance.md,
+one-shot form) whose answers come from a real libpcp, run under that PCP's own Python.
+
+    python -m pcpconform.conform.adapters.libpcp_cli --target libpcp-6.3 --capabilities
+    python -m pcpconform.conform.adapters.libpcp_cli --target libpcp-6.3 validator|reader BASE
+
+The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
+the host's PCP it runs under ``/usr/bin/python3``; for a chroot's, the script and the
+archive's files are copied into a private directory under ``ROOT/tmp`` and it runs as
+``chroot ROOT /usr/bin/python3 ...`` with the paths mapped there. No shell anywhere.
+
+* validator: pmlogcheck's exit status (0: valid); no codes (pmlogcheck has none of
+  spec/validator.md's).
+* reader: libpcp does not expose where a record lies (file, record number, offset), the
+  order of ``.meta`` records, index entries, label sets, the v3 label's ``features`` and
+  ``reserved``, the raw bytes of a record, nor unpacked event arrays through the bindings
+  (IMPL-READ-1). The adapter therefore takes the kit's dump of the archive as a skeleton for
+  those and puts in every member libpcp does expose (:data:`FROM_LIBPCP`), read by
+  ``libpcp_script.py``; a line libpcp does not return is left out and one only libpcp
+  returns is added, so any difference in what libpcp reads shows in the comparison.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "FROM_LIBPCP", "merge_reader", "reader_queries", "main"]
+
+SCRIPT = Path(__file__).with_name("libpcp_script.py")
+_CHROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_ROOT = Path(os.environ.get("PCPCONFORM_CHROOTS", "/opt/pcpconform"))
+
+#: dump line kind -> the members the reader takes from libpcp (the rest is the kit's)
+FROM_LIBPCP: dict[str, tuple[str, ...]] = {
+    "label": ("version", "magic", "pid", "start", "hostname", "timezone", "zoneinfo"),
+    "desc": ("type", "indom", "sem", "units", "names"),
+    "indom": ("instances",),
+    "text": ("text",),
+    "result": ("timestamp", "mark", "vsets"),
+}
+
+
+@dataclass(frozen=True)
+class LibpcpTarget:
+    """One real libpcp: the host's (``root`` None) or a chroot's."""
+
+    name: str                # "libpcp-6.0.3", "libpcp-6.3", "libpcp-7"
+    root: Path | None
+    version_prefix: str      # what its PCP_VERSION must start with
+
+    @property
+    def python(self) -> str:
+        return os.environ.get("PCPCONFORM_SYSTEM_PYTHON", "/usr/bin/python3") if self.root is None \
+            else "/usr/bin/python3"
+
+    def available(self) -> bool:
+        return _probe(self)
+
+    def run_script(self, args: Sequence[str], files: Iterable[Path] = (),
+                   timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+        """``libpcp_script.py ARGS`` under this PCP. An argument naming one of ``files`` (or
+        an archive base name beside them) is mapped into the chroot."""
+        argv = [self.python, "-E", "-s", str(SCRIPT), *args]
+        if self.root is None:
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        host_dir = Path(tempfile.mkdtemp(prefix="pcpconform-adapter-", dir=self.root / "tmp"))
+        inner = "/tmp/" + host_dir.name
+        try:
+            os.chmod(host_dir, 0o755)
+            parents = set()
+            for f in [SCRIPT, *files]:
+                shutil.copyfile(f, host_dir / f.name)
+                parents.add(f.parent)
+            # a path beside the copied files (one of them, or an archive's base name) is mapped
+            inner_argv = [f"{inner}/{Path(a).name}" if a.startswith("/") and Path(a).parent in parents else a
+                          for a in argv]
+            env = [f"PATH={_CHROOT_PATH}", "LANG=C.UTF-8", "HOME=/root"]
+            chroot_argv = ["chroot", str(self.root), "/usr/bin/env", "-i", *env, *inner_argv]
+            return subprocess.run(chroot_argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        finally:
+            shutil.rmtree(host_dir, ignore_errors=True)
+
+
+@functools.cache
+def _probe(target: LibpcpTarget) -> bool:
+    if target.root is None:
+        if not Path(target.python).exists() or shutil.which("pmlogcheck") is None:
+            return False
+    elif not (target.root / "usr/bin/pmlogcheck").exists() or shutil.which("chroot") is None \
+            or os.geteuid() != 0:
+        return False
+    try:
+        proc = target.run_script(["--capabilities"], timeout=60)
+        version = json.loads(proc.stdout)["version"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError):
+        return False
+    return proc.returncode == 0 and isinstance(version, str) and version.startswith(target.version_prefix)
+
+
+TARGETS: dict[str, LibpcpTarget] = {t.name: t for t in (
+    LibpcpTarget("libpcp-6.0.3", None, "6.0."),
+    LibpcpTarget("libpcp-6.3", _ROOT / "trixie", "6.3."),
+    LibpcpTarget("libpcp-7", _ROOT / "sid", "7."),
+)}
+
+
+def archive_files(base: Path) -> list[Path]:
+    prefix = base.name + "."
+    return sorted(p for p in base.parent.iterdir() if p.name.startswith(prefix) and p.is_file())
+
+
+def _pass_on(proc: subprocess.CompletedProcess[bytes]) -> int:
+    """Print what the script printed and end as it ended (a signal is passed on)."""
+    sys.stdout.buffer.write(proc.stdout)
+    sys.stdout.flush()
+    sys.stderr.buffer.write(proc.stderr)
+    sys.stderr.flush()
+    if proc.returncode < 0:
+        signal.signal(-proc.returncode, signal.SIG_DFL)
+        os.kill(os.getpid(), -proc.returncode)
+    return proc.returncode
+
+
+# -- the reader: libpcp's members put into the kit's skeleton ---------------------------------
+def _key(obj: dict[str, Any]) -> tuple[Any, ...] | None:
+    kind = obj.get("kind")
+    if kind == "desc":
+        return ("desc", obj["pmid"])
+    if kind == "indom":
+        return ("indom", obj["indom"], obj["timestamp"]["sec"], obj["timestamp"]["nsec"])
+    if kind == "text":
+        return ("text", obj["target"], obj["ident"], obj["class"])
+    return None
+
+
+def reader_queries(skeleton: Sequence[dict[str, Any]]) -> dict[str, list[list[Any]]]:
+    """What the script must ask libpcp: the instance domain at each indom record's time, and
+    each help text the archive holds."""
+    indoms = [[o["indom"], o["timestamp"]["sec"], o["timestamp"]["nsec"]]
+              for o in skeleton if o["kind"] == "indom"]
+    texts = [[o["target"], o["ident"], o["class"]] for o in skeleton if o["kind"] == "text"]
+    return {"indoms": indoms, "texts": texts}
+
+
+def _same_set(kit: list[Any], libpcp: list[Any]) -> bool:
+    """Names and instances libpcp lists in an order of its own: equal as sets keeps the kit's
+    record order (libpcp promises no order, IMPL-READ-2)."""
+    dumps = sorted(json.dumps(x, sort_keys=True) for x in kit)
+    return dumps == sorted(json.dumps(x, sort_keys=True) for x in libpcp)
+
+
+def _merge_values(kit_vsets: list[dict[str, Any]], vsets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """libpcp's value sets; an event array it cannot unpack (``records`` null) keeps the kit's."""
+    for i, vset in enumerate(vsets):
+        for j, value in enumerate(vset.get("values", [])):
+            if "records" in value and value["records"] is None:
+                with contextlib.suppress(IndexError, KeyError, TypeError):
+                    value["records"] = kit_vsets[i]["values"][j]["records"]
+    return vsets
+
+
+def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The dump lines: each skeleton line with the members of :data:`FROM_LIBPCP` taken from
+    libpcp's answer; skeleton lines libpcp did not return are left out, descriptors and
+    results only libpcp returned are added after the last of their kind."""
+    label = next((o for o in libpcp if o["kind"] == "label"), None)
+    keyed = {_key(o): o for o in libpcp if _key(o) is not None}
+    results = [o for o in libpcp if o["kind"] == "result"]
+    used: set[tuple[Any, ...]] = set()
+    out: list[dict[str, Any]] = []
+    nresult = 0
+    for kit in skeleton:
+        obj = dict(kit)
+        kind = obj["kind"]
+        if kind == "label":
+            if label is None:
+                continue
+            for member in FROM_LIBPCP["label"]:
+                if member in obj and member in label:
+                    obj[member] = label[member]
+        elif kind in ("desc", "indom", "text"):
+            key = _key(obj)
+            got = keyed.get(key) if key is not None else None
+            if got is None or "error" in got:
+                continue
+            used.add(key)  # type: ignore[arg-type]
+            for member in FROM_LIBPCP[kind]:
+                if member in ("names", "instances") and _same_set(obj[member], got[member]):
+                    continue
+                obj[member] = got[member]
+        elif kind == "result":
+            if nresult >= len(results):
+                continue
+            got = results[nresult]
+            nresult += 1
+            obj["timestamp"], obj["mark"] = got["timestamp"], got["mark"]
+            obj["vsets"] = _merge_values(obj["vsets"], got["vsets"])
+        out.append(obj)
+    extra_descs = [o for o in libpcp if o["kind"] == "desc" and _key(o) not in used]
+    if extra_descs:
+        at = max((i + 1 for i, o in enumerate(out) if o.get("file") == "meta"), default=len(out))
+        out[at:at] = extra_descs
+    out += results[nresult:]
+    return out
+
+
+def _reader(target: LibpcpTarget, base: Path) -> int:
+    from pcpconform.dump.jsonl import HEADER, jsonl_records
+    from pcpconform.errors import PcpConformError
+    from pcpconform.io.archive import Archive
+
+    try:
+        skeleton = list(jsonl_records(Archive(base)))
+    except PcpConformError as exc:
+        print(f"libpcp adapter: the kit cannot read the archive for the skeleton: {exc}", file=sys.stderr)
+        return 1
+    files = archive_files(base)
+    with tempfile.TemporaryDirectory(prefix="pcpconform-adapter-") as tmp:
+        queries = Path(tmp) / "queries.json"
+        queries.write_text(json.dumps(reader_queries(skeleton)), encoding="utf-8")
+        proc = target.run_script(["reader", str(base), str(queries)], [*files, queries])
+    if proc.returncode != 0:
+        return _pass_on(proc)
+    sys.stderr.buffer.write(proc.stderr)
+    answer = [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines() if line.strip()]
+    out = sys.stdout
+    out.write(json.dumps(HEADER, separators=(",", ":")) + "\n")
+    for obj in merge_reader(skeleton, answer):
+        out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n")
+    out.flush()
+    return 0
+
+
+def _capabilities(target: LibpcpTarget) -> int:
+    proc = target.run_script(["--capabilities"])
+    if proc.returncode != 0:
+        return _pass_on(proc)
+    caps = json.loads(proc.stdout)
+    caps["name"] = target.name
+    # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
+    caps["reader_from_libpcp"] = {k: list(v) for k, v in FROM_LIBPCP.items()}
+    print(json.dumps(caps))
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    usage = ("usage: python -m pcpconform.conform.adapters.libpcp_cli --target NAME "
+             "(--capabilities | validator BASE | reader BASE)")
+    if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
+        print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
+        return 2
+    target, rest = TARGETS[argv[1]], list(argv[2:])
+    if rest == ["--capabilities"]:
+        return _capabilities(target)
+    if len(rest) == 2 and rest[0] == "validator":
+        base = Path(rest[1]).absolute()
+        return _pass_on(target.run_script(["validator", str(base)], archive_files(base)))
+    if len(rest) == 2 and rest[0] == "reader":
+        return _reader(target, Path(rest[1]).absolute())
+    print(usage, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

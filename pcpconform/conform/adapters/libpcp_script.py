@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""The side of the libpcp adapters that runs under a PCP's own ``/usr/bin/python3``.
+
+It imports nothing from pcpconform (it runs where only PCP's bindings exist: the host's
+Debian PCP, or a chroot's) and nothing beyond the standard library and ``pcp``:
+
+    libpcp_script.py --capabilities          {"name": "libpcp", "version": PCP_VERSION, ...}
+    libpcp_script.py validator BASE          pmlogcheck BASE: {"valid": exit status == 0}
+    libpcp_script.py reader BASE QUERIES     what libpcp reads of the archive, JSON Lines
+
+``reader`` prints one JSON object per line, in the dump's vocabulary (spec/dump-jsonl.md)
+but without locations, which the PMAPI does not expose: the archive label, every
+descriptor, the instance domain at each (indom, time) and the help texts that ``QUERIES``
+(a JSON file) asks for, and every result pmFetchArchive returns, in order. Values are
+tagged as DUMP-VAL-1 says; event arrays are not unpacked (the bindings have no
+pmUnpackEventRecords), so their value is ``null``. A PMAPI error stops the reader with exit
+status 1; a crash of libpcp kills the process, and a pmlogcheck killed by a signal kills
+this script by the same signal, so the runner sees the crash.
+"""
+
+import ctypes
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+from typing import Any
+
+# no global derived metrics (/etc/pcp/derived/*): only what the archive holds
+os.environ["PCP_DERIVED_CONFIG"] = ""
+
+import cpmapi as c_api  # type: ignore[import-not-found]
+from pcp import pmapi  # type: ignore[import-not-found]
+
+LIBPCP = pmapi.LIBPCP
+TYPE_TOKENS = {-1: "nosupport", 0: "32", 1: "u32", 2: "64", 3: "u64", 4: "float", 5: "double",
+               6: "string", 7: "aggregate", 8: "aggregate_static", 9: "event", 10: "highres_event",
+               255: "unknown"}
+SEM_TOKENS = {1: "counter", 3: "instant", 4: "discrete"}
+BLOCK_TYPES = (6, 7, 8)          # values read from the pmValueBlock's payload bytes
+EVENT_TYPES = (9, 10)
+
+
+def escape(data: bytes) -> str:
+    """DUMP-ESC-1: printable ASCII but the backslash as itself, every other byte as \\xHH."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
+
+
+def pmid_str(pmid: int) -> str:
+    return f"{(pmid >> 22) & 0x1ff}.{(pmid >> 10) & 0xfff}.{pmid & 0x3ff}"
+
+
+def indom_str(indom: int) -> str | None:
+    if indom == c_api.PM_INDOM_NULL:
+        return None
+    return f"{(indom >> 22) & 0x1ff}.{indom & 0x3fffff}"
+
+
+def parse_indom(text: str) -> int:
+    domain, serial = text.split(".")
+    return (int(domain) << 22) | int(serial)
+
+
+def parse_pmid(text: str) -> int:
+    domain, cluster, item = text.split(".")
+    return (int(domain) << 22) | (int(cluster) << 10) | int(item)
+
+
+def stamp(t: Any) -> dict[str, int]:
+    """{"sec", "nsec"} of a struct timespec, or of a struct timeval (older bindings)."""
+    if hasattr(t, "tv_nsec"):
+        return {"sec": int(t.tv_sec), "nsec": int(t.tv_nsec)}
+    return {"sec": int(t.tv_sec), "nsec": int(t.tv_usec) * 1000}
+
+
+def _signed4(v: int) -> int:
+    return v - 16 if v & 8 else v
+
+
+def units_of(units: Any) -> dict[str, int]:
+    """The eight pmUnits fields from the 32-bit word as libpcp's C code reads it (not the
+    bindings' bitfields: PCP 7.2's declare the scales unsigned)."""
+    word = ctypes.c_uint32.from_address(ctypes.addressof(units)).value
+    extra = word & 0xff
+    return {"dimSpace": _signed4(word >> 28 & 15), "dimTime": _signed4(word >> 24 & 15),
+            "dimCount": _signed4(word >> 20 & 15), "scaleSpace": word >> 16 & 15,
+            "scaleTime": word >> 12 & 15, "scaleCount": _signed4(word >> 8 & 15),
+            "extraUnit": _signed4(extra >> 4), "extraScale": extra & 15}
+
+
+def block_payload(addr: int) -> bytes:
+    """The payload bytes of the pmValueBlock at addr (its header holds vlen in 24 bits)."""
+    hdr = ctypes.c_uint32.from_address(addr).value
+    vlen = hdr & 0xffffff if sys.byteorder == "little" else hdr >> 8
+    return ctypes.string_at(addr + 4, max(vlen - 4, 0))
+
+
+def tagged(valfmt: int, vl: Any, ptype: int | None) -> dict[str, Any]:
+    """One value as DUMP-VAL-1 tags it, read through libpcp (None: no descriptor)."""
+    if ptype is None:
+        if valfmt == 0:
+            return {"type": "insitu", "value": str(vl.value.lval & 0xffffffff)}
+        return {"type": "unknown", "value": escape(block_payload(ctypes.addressof(vl.value.pval.contents)))}
+    token = TYPE_TOKENS.get(ptype, f"type-{ptype}")
+    if ptype in EVENT_TYPES:
+        return {"type": token, "records": None}
+    if ptype in BLOCK_TYPES and valfmt != 0:
+        return {"type": token, "value": escape(block_payload(ctypes.addressof(vl.value.pval.contents)))}
+    atom = pmapi.pmAtomValue()
+    sts = LIBPCP.pmExtractValue(valfmt, ctypes.byref(vl), ptype, ctypes.byref(atom), ptype)
+    if sts < 0:
+        return {"type": token, "error": c_api.pmErrSymDict.get(sts, str(sts))}
+    if ptype == 4:
+        return {"type": "float", "value": "0x%08x" % (atom.ul & 0xffffffff)}
+    if ptype == 5:
+        return {"type": "double", "value": "0x" + struct.pack(">d", atom.d).hex()}
+    value = {0: atom.l, 1: atom.ul, 2: atom.ll, 3: atom.ull}.get(ptype)
+    return {"type": token, "value": None if value is None else str(value)}
+
+
+def as_text(t: str | bytes) -> bytes:
+    return t if isinstance(t, bytes) else t.encode("utf-8", "surrogateescape")
+
+
+class Reader:
+
+    def __init__(self, base: str, queries: dict[str, Any]) -> None:
+        self.ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
+        self.queries = queries
+        self.descs: dict[int, Any] = {}   # pmid -> pmDesc pointer, or None when libpcp has none
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+
+    def label(self) -> None:
+        # PCP 6.x: the timespec label is pmGetHighResArchiveLabel; PCP 7: pmGetArchiveLabel
+        get = getattr(self.ctx, "pmGetHighResArchiveLabel", None) or self.ctx.pmGetArchiveLabel
+        lab = get()
+        obj = {"kind": "label", "version": lab.magic & 0xff, "magic": f"0x{lab.magic:08x}",
+               "pid": lab.pid_t, "start": stamp(lab.start),
+               "hostname": escape(as_text(lab.get_hostname())),
+               "timezone": escape(as_text(lab.get_timezone()))}
+        zoneinfo = getattr(lab, "get_zoneinfo", None)
+        if zoneinfo is not None:
+            obj["zoneinfo"] = escape(as_text(zoneinfo() or b""))
+        self.emit(obj)
+
+    def desc(self, pmid: int) -> Any:
+        if pmid in self.descs:
+            return self.descs[pmid]
+        try:
+            self.descs[pmid] = self.ctx.pmLookupDesc(pmid)
+        except pmapi.pmErr:
+            self.descs[pmid] = None
+        return self.descs[pmid]
+
+    def metrics(self) -> None:
+        names = []
+        self.ctx.pmTraversePMNS("", lambda name: names.append(name))
+        pmids = self.ctx.pmLookupName(names, relaxed=1) if names else []
+        for pmid in sorted(set(pmids)):
+            if pmid == c_api.PM_ID_NULL or (pmid >> 22) & 0x1ff == 511:
+                continue        # unresolved, or libpcp's own derived event.* metrics
+            desc = self.desc(pmid)
+            if desc is None:
+                continue
+            d = desc.contents
+            try:
+                all_names = [escape(as_text(n)) for n in self.ctx.pmNameAll(pmid)]
+            except pmapi.pmErr:
+                all_names = []
+            self.emit({"kind": "desc", "pmid": pmid_str(pmid), "type": TYPE_TOKENS.get(d.type, f"type-{d.type}"),
+                       "indom": indom_str(d.indom), "sem": SEM_TOKENS.get(d.sem, f"sem-{d.sem}"),
+                       "units": units_of(d.units), "names": all_names})
+
+    def indoms(self) -> None:
+        # PCP 6.x: the timespec call is pmSetModeHighRes; PCP 7: pmSetMode takes a timespec
+        set_mode = getattr(self.ctx, "pmSetModeHighRes", None) or self.ctx.pmSetMode
+        zero = pmapi.timespec(0, 0) if hasattr(pmapi, "timespec") else pmapi.timeval(0, 0)
+        for indom, sec, nsec in self.queries.get("indoms", []):
+            obj = {"kind": "indom", "indom": indom, "timestamp": {"sec": sec, "nsec": nsec}}
+            try:
+                when = pmapi.timespec(sec, nsec) if hasattr(pmapi, "timespec") else pmapi.timeval(sec, nsec // 1000)
+                set_mode(c_api.PM_MODE_FORW, when, zero)
+                insts, names = self.ctx.pmGetInDom(indom=parse_indom(indom))
+                obj["instances"] = [{"inst": i, "name": escape(as_text(n))} for i, n in zip(insts or [], names or [])]
+            except pmapi.pmErr as exc:
+                obj["error"] = str(exc)
+            self.emit(obj)
+
+    def texts(self) -> None:
+        direct = getattr(c_api, "PM_TEXT_DIRECT", 16)
+        kinds = {"oneline": c_api.PM_TEXT_ONELINE | direct, "help": c_api.PM_TEXT_HELP | direct}
+        for target, ident, klass in self.queries.get("texts", []):
+            obj = {"kind": "text", "target": target, "ident": ident, "class": klass}
+            try:
+                if target == "pmid":
+                    text = self.ctx.pmLookupText(parse_pmid(ident), kinds[klass])
+                else:
+                    desc = next((d for d in self.descs.values()
+                                 if d is not None and indom_str(d.contents.indom) == ident), None)
+                    if desc is None:
+                        raise LookupError("no metric of this instance domain to ask through")
+                    text = self.ctx.pmLookupInDomText(desc, kinds[klass])
+                # libpcp hands the text over without its NUL; the record stores one
+                obj["text"] = escape(as_text(text) + b"\0")
+            except (pmapi.pmErr, LookupError) as exc:
+                obj["error"] = str(exc)
+            self.emit(obj)
+
+    def results(self) -> None:
+        fetch = getattr(self.ctx, "pmFetchHighResArchive", None) or self.ctx.pmFetchArchive
+        free = getattr(self.ctx, "pmFreeHighResResult", None) or self.ctx.pmFreeResult
+        set_mode = getattr(self.ctx, "pmSetModeHighRes", None) or self.ctx.pmSetMode
+        zero = pmapi.timespec(0, 0) if hasattr(pmapi, "timespec") else pmapi.timeval(0, 0)
+        lab = (getattr(self.ctx, "pmGetHighResArchiveLabel", None) or self.ctx.pmGetArchiveLabel)()
+        set_mode(c_api.PM_MODE_FORW, lab.start, zero)
+        while True:
+            try:
+                rp = fetch()
+            except pmapi.pmErr as exc:
+                if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
+                    return
+                raise
+            r = rp.contents
+            vsets = []
+            for k in range(r.numpmid):
+                vsp = r.get_vset(k).contents
+                desc = self.desc(vsp.pmid)
+                ptype = None if desc is None else desc.contents.type
+                vset = {"pmid": pmid_str(vsp.pmid), "numval": vsp.numval}
+                if vsp.numval > 0:
+                    vset["valfmt"] = vsp.valfmt
+                    vset["values"] = [dict({"inst": r.get_vlist(k, j).inst},
+                                           **tagged(vsp.valfmt, r.get_vlist(k, j), ptype))
+                                      for j in range(vsp.numval)]
+                vsets.append(vset)
+            self.emit({"kind": "result", "timestamp": stamp(r.timestamp), "mark": r.numpmid == 0,
+                       "vsets": vsets})
+            free(rp)
+
+    def run(self) -> None:
+        self.label()
+        self.metrics()
+        self.texts()
+        self.indoms()
+        self.results()
+
+
+def capabilities() -> int:
+    version = pmapi.pmContext.pmGetConfig("PCP_VERSION")
+    version = version.decode() if isinstance(version, bytes) else version
+    print(json.dumps({"name": "libpcp", "version": version, "suites": ["validator", "reader"],
+                      "archive_versions": [2, 3]}))
+    return 0
+
+
+def die_like(returncode: int) -> int:
+    """End this process the way the child ended (a signal is passed on, not swallowed)."""
+    if returncode < 0:
+        sys.stdout.flush()
+        signal.signal(-returncode, signal.SIG_DFL)
+        os.kill(os.getpid(), -returncode)
+    return returncode
+
+
+def validator(base: str) -> int:
+    proc = subprocess.run(["pmlogcheck", base], capture_output=True)
+    if proc.returncode < 0:
+        sys.stderr.write(f"pmlogcheck killed by signal {-proc.returncode}\n")
+        return die_like(proc.returncode)
+    said = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+    if said:
+        sys.stderr.write(f"pmlogcheck: {said[-1][:300]}\n")
+    valid = proc.returncode == 0
+    print(json.dumps({"valid": valid}))
+    return 0 if valid else 1
+
+
+def reader(base: str, queries_path: str) -> int:
+    with open(queries_path) as f:
+        queries = json.load(f)
+    try:
+        Reader(base, queries).run()
+    except pmapi.pmErr as exc:
+        sys.stdout.flush()
+        sys.stderr.write(f"libpcp: {exc}\n")
+        return 1
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--capabilities"]:
+        return capabilities()
+    if len(argv) == 2 and argv[0] == "validator":
+        return validator(argv[1])
+    if len(argv) == 3 and argv[0] == "reader":
+        return reader(argv[1], argv[2])
+    sys.stderr.write("usage: libpcp_script.py --capabilities | validator BASE | reader BASE QUERIES\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
