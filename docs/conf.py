@@ -7,4 +7,4 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 myst_heading_anchors = 3
 exclude_patterns = ["_build"]
 html_theme = "alabaster"
-suppress_warnings = ["myst.xref_missing"]
+# broken internal links are errors (tools/docs.sh builds with -W)

@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ]; then
     bash .ci/install-pcp.sh
+    bash .ci/install-browser.sh
     for suite in trixie sid; do
         log=$(mktemp)
         if ! bash .ci/install-pcp-chroot.sh "$suite" >"$log" 2>&1; then
