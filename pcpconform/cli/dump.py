@@ -1,4 +1,5 @@
-"""``pcpconform dump``: every record of an archive, as JSON Lines or pmdumplog-like text."""
+"""``pcpconform dump``: every record of an archive, or every entry of an MMV file, as JSON
+Lines or as text (pmdumplog-like for archives, mmvdump-like for MMV files)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 
 from pcpconform.cli.output import opened_output
 from pcpconform.dump.jsonl import write_jsonl
+from pcpconform.dump.mmv import dump_mmv, is_mmv
 from pcpconform.dump.text import write_text
 from pcpconform.io.archive import Archive
 
@@ -13,7 +15,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("archive", help="archive base name, or any file of the archive")
+    p.add_argument("archive", help="archive base name, or any file of the archive, or an MMV file")
     p.add_argument("--format", choices=("text", "jsonl"), default="text")
     p.add_argument("-o", "--output", help="write to this file instead of standard output")
     p.add_argument("--utc", action="store_true",
@@ -21,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_mmv(args.archive):    # "MMV\0" at offset 0; --utc has no times to act on there
+        with opened_output(args.output) as out:
+            dump_mmv(args.archive, out, args.format)
+        return 0
     archive = Archive(args.archive)
     with opened_output(args.output) as out:
         if args.format == "jsonl":

@@ -1,0 +1,54 @@
+"""Dump an MMV file: the JSON Lines form of spec/dump-mmv-jsonl.md, or an mmvdump-style listing.
+
+A damaged file is dumped as far as it can be read; then the first defect is raised as a
+FormatError (exit status 1 on the command line), after everything readable was written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TextIO
+
+from pcpconform.dump.mmv_jsonl import mmv_records, write_mmv_jsonl
+from pcpconform.dump.mmv_text import write_mmv_text
+from pcpconform.errors import FormatError, Location, UsageError
+from pcpconform.mmv.schema import MMV_MAGIC
+
+__all__ = ["dump_mmv", "dump_mmv_bytes", "is_mmv", "FORMATS"]
+
+FORMATS = ("jsonl", "text")
+
+
+def is_mmv(path: str | Path) -> bool:
+    """True when the file at path starts with the MMV magic "MMV\\0" (False when unreadable:
+    the caller's own open then reports why)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MMV_MAGIC
+    except OSError:
+        return False
+
+
+def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl"
+                   ) -> list[dict[str, Any]]:
+    """Dump MMV bytes of a file called file_name; returns the problems found (also dumped)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown dump format {fmt!r}: choose jsonl or text")
+    records, problems = mmv_records(data, file_name)
+    if fmt == "jsonl":
+        write_mmv_jsonl(records, out)
+    else:
+        write_mmv_text(records, out)
+    return problems
+
+
+def dump_mmv(path: str | Path, out: TextIO, fmt: str = "jsonl") -> None:
+    """Dump the MMV file at path to out; raise FormatError for its first defect, if any,
+    once everything readable is written."""
+    problems = dump_mmv_bytes(Path(path).read_bytes(), Path(path).name, out, fmt)
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise FormatError(first["message"] + more,
+                          Location(str(path), first["index"], first["offset"], first["field"]),
+                          first["code"])

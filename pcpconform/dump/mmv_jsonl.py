@@ -1,0 +1,476 @@
+"""The lossless JSON Lines dump of an MMV file (spec/dump-mmv-jsonl.md).
+
+One object per header, TOC entry, indom, instance, metric, value, string slot and label, in
+TOC order and, within a section, in entry order; each with its byte offset and, for
+metrics and values, the identity the MMV PMDA gives it. Unlike ``read_mmv``, which stops at
+the first defect, the walk goes on past what it cannot read: each defect is a ``problem``
+line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.format.pmtypes import PmSem, PmUnits
+from pcpconform.mmv.model import (
+    FLAG_NOPREFIX,
+    FLAG_PROCESS,
+    FLAG_SENTINEL,
+    LABEL_CLUSTER,
+    LABEL_INDOM,
+    LABEL_INSTANCES,
+    LABEL_ITEM,
+    LABEL_OPTIONAL,
+    MMV_TYPES,
+    TYPE_DOUBLE,
+    TYPE_ELAPSED,
+    TYPE_FLOAT,
+    TYPE_I32,
+    TYPE_I64,
+    TYPE_NOSUPPORT,
+    TYPE_STRING,
+    TYPE_U32,
+    TYPE_U64,
+    exported_indom,
+    exported_name,
+    exported_pmid,
+    is_singular,
+)
+from pcpconform.mmv.schema import (
+    HEADER_SIZE,
+    MMV_MAGIC,
+    MMV_VERSIONS,
+    STRING_SIZE,
+    TOC_INDOMS,
+    TOC_INSTANCES,
+    TOC_LABELS,
+    TOC_METRICS,
+    TOC_NAMES,
+    TOC_SIZE,
+    TOC_STRINGS,
+    TOC_VALUES,
+    MmvStructs,
+    mmv_structs,
+)
+
+__all__ = ["MMV_DUMP_HEADER", "mmv_records", "mmv_dump_lines", "write_mmv_jsonl", "TYPE_TOKENS",
+           "FLAG_NAMES", "LABEL_TYPE_NAMES", "flag_names", "label_type_name"]
+
+MMV_DUMP_FORMAT_VERSION = 1
+MMV_DUMP_HEADER = {"kind": "dump", "format": "pcpconform-mmv-jsonl",
+                   "format_version": MMV_DUMP_FORMAT_VERSION}
+
+#: value type tokens, as the archive dump names PCP types (DUMP-MMV-METRIC)
+TYPE_TOKENS = {TYPE_NOSUPPORT: "nosupport", TYPE_I32: "32", TYPE_U32: "u32", TYPE_I64: "64",
+               TYPE_U64: "u64", TYPE_FLOAT: "float", TYPE_DOUBLE: "double",
+               TYPE_STRING: "string", TYPE_ELAPSED: "elapsed"}
+FLAG_NAMES = ((FLAG_NOPREFIX, "noprefix"), (FLAG_PROCESS, "process"), (FLAG_SENTINEL, "sentinel"))
+LABEL_TYPE_NAMES = {LABEL_INDOM: "indom", LABEL_CLUSTER: "cluster", LABEL_ITEM: "item",
+                    LABEL_INSTANCES: "instances"}
+_INT_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
+                TYPE_ELAPSED: "<q"}
+# the PMDA's name check: after the first (alphabetic) character, these only
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+def flag_names(flags: int) -> list[str]:
+    names = [name for bit, name in FLAG_NAMES if flags & bit]
+    rest = flags & ~(FLAG_NOPREFIX | FLAG_PROCESS | FLAG_SENTINEL)
+    return names + ([f"unknown-0x{rest:x}"] if rest else [])
+
+
+def label_type_name(flags: int) -> str:
+    return LABEL_TYPE_NAMES.get(flags & ~LABEL_OPTIONAL, f"type-0x{flags & ~LABEL_OPTIONAL:x}")
+
+
+def _sem_token(sem: int) -> str:
+    try:
+        return PmSem(sem).name.lower()
+    except ValueError:
+        return f"sem-{sem}"
+
+
+def _units(word: int) -> dict[str, int]:
+    u = PmUnits.from_word(word)
+    return {k: getattr(u, k) for k in ("dimSpace", "dimTime", "dimCount", "scaleSpace",
+                                       "scaleTime", "scaleCount")}
+
+
+def _text(raw: bytes, obj: dict[str, Any], key: str) -> None:
+    """A NUL-terminated field: its text, and its bytes after the NUL when not all zero."""
+    text, nul, rest = raw.partition(b"\0")
+    obj[key] = escape_bytes(text)
+    if not nul:
+        obj[f"{key}_unterminated"] = True
+    elif rest.strip(b"\0"):
+        obj[f"{key}_padding"] = escape_bytes(rest)
+
+
+def typed_mmv_value(mtype: int, atom: bytes, text: bytes | None) -> dict[str, Any] | None:
+    """The tagged value of DUMP-MMV-VALUE: integers as decimal strings, floats as IEEE bits."""
+    if mtype == TYPE_STRING:
+        return None if text is None else {"type": "string", "value": escape_bytes(text)}
+    if mtype in _INT_FORMATS:
+        return {"type": TYPE_TOKENS[mtype], "value": str(struct.unpack_from(_INT_FORMATS[mtype], atom)[0])}
+    if mtype == TYPE_FLOAT:
+        return {"type": "float", "value": "0x" + atom[3::-1].hex()}
+    if mtype == TYPE_DOUBLE:
+        return {"type": "double", "value": "0x" + atom[::-1].hex()}
+    return None
+
+
+def _sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
+    """What the PMDA reads as "no value" under the SENTINEL flag."""
+    if mtype in _INT_FORMATS:
+        return atom == b"\xff" * 8
+    if mtype == TYPE_FLOAT:
+        return bool(struct.unpack_from("<f", atom)[0] != struct.unpack_from("<f", atom)[0])
+    if mtype == TYPE_DOUBLE:
+        return bool(struct.unpack_from("<d", atom)[0] != struct.unpack_from("<d", atom)[0])
+    return mtype == TYPE_STRING and text == b""
+
+
+@dataclass
+class _MetricAt:
+    name: bytes | None
+    item: int
+    type: int
+    indom: int
+
+
+class _Walk:
+    """One pass over the bytes; ``problems`` collects the defects met."""
+
+    def __init__(self, data: bytes, file_name: str) -> None:
+        self.data = data
+        self.file_name = file_name
+        self.problems: list[dict[str, Any]] = []
+        self.cluster = 0
+        self.flags = 0
+
+    def problem(self, offset: int, field: str, message: str, code: str = "mmv.format",
+                index: int | None = None, clause: str = "MMV-SEC-2",
+                severity: str = "error") -> dict[str, Any]:
+        obj = {"kind": "problem", "index": index, "offset": offset, "field": field,
+               "code": code, "severity": severity, "clause": clause, "message": message}
+        self.problems.append(obj)
+        return obj
+
+    def pcp_indom(self, serial: int) -> str | None:
+        """The InDom the PMDA gives serial (none while the cluster is out of range)."""
+        return str(exported_indom(self.cluster, serial)) if 0 <= self.cluster <= 4095 else None
+
+    def inside(self, offset: int, size: int) -> bool:
+        return offset >= 0 and offset + size <= len(self.data)
+
+    def slot(self, offset: int) -> bytes | None:
+        """The text of the string slot at offset, or None when it is not a slot in the file."""
+        if offset < HEADER_SIZE or not self.inside(offset, STRING_SIZE):
+            return None
+        return self.data[offset:offset + STRING_SIZE].partition(b"\0")[0]
+
+    def help(self, obj: dict[str, Any], entry: Any, f: str, at: int) -> Iterator[dict[str, Any]]:
+        for key in ("shorttext", "helptext"):
+            off = getattr(entry, key)
+            obj[f"{key}_offset"] = off
+            if off == 0:
+                obj[key] = None
+                continue
+            text = self.slot(off)
+            obj[key] = None if text is None else escape_bytes(text)
+            if text is None:
+                yield self.problem(at, f"{f}.{key}", f"{key} offset {off} is not a 256-byte"
+                                   " slot inside the file")
+
+    # -- the walk ------------------------------------------------------------------------
+    def records(self) -> Iterator[dict[str, Any]]:
+        data = self.data
+        if len(data) < HEADER_SIZE:
+            yield self.problem(0, "header", f"file of {len(data)} bytes is shorter than the"
+                               " 40-byte header", clause="MMV-HDR-1")
+            return
+        hdr = mmv_structs(1).header.parse(data[:HEADER_SIZE])
+        self.cluster, self.flags = hdr.cluster, hdr.flags
+        yield {"kind": "header", "offset": 0, "file": escape_bytes(self.file_name.encode(
+                   "utf-8", "surrogateescape")),
+               "magic": escape_bytes(hdr.magic), "version": hdr.version, "g1": str(hdr.g1),
+               "g2": str(hdr.g2), "tocs": hdr.tocs, "flags": hdr.flags,
+               "flag_names": flag_names(hdr.flags), "process": hdr.process,
+               "cluster": hdr.cluster}
+        if hdr.magic != MMV_MAGIC:
+            yield self.problem(0, "header.magic", f"magic {hdr.magic!r} is not 'MMV\\0'", clause="MMV-HDR-1")
+            return
+        if hdr.version not in MMV_VERSIONS:
+            yield self.problem(4, "header.version", f"version {hdr.version} is not 1, 2 or 3",
+                               clause="MMV-HDR-1")
+            return
+        if hdr.g1 != hdr.g2:
+            yield self.problem(16, "header.g2", f"generation words differ (g1 {hdr.g1},"
+                               f" g2 {hdr.g2}): the file is being rewritten", "mmv.rewriting",
+                               clause="MMV-HDR-2")
+        elif hdr.g1 == 0:
+            yield self.problem(8, "header.g1", "generation 0: the file has not been"
+                               " initialised", "mmv.rewriting", clause="MMV-HDR-2")
+        if hdr.tocs < 2:
+            yield self.problem(24, "header.tocs", f"{hdr.tocs} TOC entries, fewer than 2",
+                               clause="MMV-HDR-3")
+        if not 0 <= hdr.cluster <= 4095:
+            yield self.problem(36, "header.cluster", f"cluster {hdr.cluster} is outside 0..4095",
+                               clause="MMV-HDR-3")
+        s = mmv_structs(hdr.version)
+        toc = []
+        fits = (len(data) - HEADER_SIZE) // TOC_SIZE
+        for t in range(max(hdr.tocs, 0)):
+            where = HEADER_SIZE + TOC_SIZE * t
+            if t >= fits:
+                yield self.problem(where, f"toc[{t}]", f"{hdr.tocs} TOC entries do not fit"
+                                   f" the file ({len(data)} bytes)", index=t, clause="MMV-HDR-3")
+                break
+            e = s.toc.parse(data[where:where + TOC_SIZE])
+            section = TOC_NAMES.get(e.type)
+            if e.type == TOC_LABELS and hdr.version < 3:
+                section = None
+            yield {"kind": "toc", "index": t, "offset": where, "type": e.type,
+                   "section": section, "count": e.count, "section_offset": e.offset}
+            if section is None:
+                yield self.problem(where, f"toc[{t}].type", f"section type {e.type} is not"
+                                   f" known in version {hdr.version}", index=t,
+                                   clause="MMV-TOC-1")
+            elif e.count < 0:
+                yield self.problem(where + 4, f"toc[{t}].count", f"negative count {e.count}",
+                                   index=t, clause="MMV-TOC-1")
+            else:
+                toc.append((t, e.type, e.count, e.offset))
+        kinds = [k for _, k, _, _ in toc]
+        for needed in (TOC_METRICS, TOC_VALUES):
+            if needed not in kinds:
+                yield self.problem(HEADER_SIZE, "toc", f"no {TOC_NAMES[needed]} section",
+                                   clause="MMV-TOC-1")
+        yield from self.sections(s, toc)
+
+    def entries(self, s: MmvStructs, kind: int, count: int, base: int, *, report: bool = True
+                ) -> Iterator[tuple[int, int, Any] | dict[str, Any]]:
+        """(index, offset, parsed entry) of a section, then a problem where it leaves the
+        file (noted in ``problems`` only when ``report``)."""
+        size = s.sizes[kind]
+        name = TOC_NAMES[kind]
+        for n in range(count):
+            at = base + size * n
+            if not self.inside(at, size):
+                message = (f"{name} section ({count} x {size} bytes at {base}) runs past the"
+                           " end of the file")
+                yield (self.problem(at, f"{name}[{n}]", message, index=n, clause="MMV-TOC-1")
+                       if report else {})
+                return
+            schema = s.string if kind == TOC_STRINGS else {
+                TOC_INDOMS: s.indom, TOC_INSTANCES: s.instance, TOC_METRICS: s.metric,
+                TOC_VALUES: s.value, TOC_LABELS: s.label}[kind]
+            yield n, at, schema.parse(self.data[at:at + size])
+
+    def sections(self, s: MmvStructs, toc: list[tuple[int, int, int, int]]
+                 ) -> Iterator[dict[str, Any]]:
+        # first the entries values and instances point at, so every line can name its owner
+        indom_at: dict[int, int] = {}              # indom entry offset -> serial
+        inst_at: dict[int, tuple[int, bytes | None]] = {}  # instance offset -> internal, name
+        metric_at: dict[int, _MetricAt] = {}
+        for _, kind, count, base in toc:
+            if kind not in (TOC_INDOMS, TOC_INSTANCES, TOC_METRICS):
+                continue
+            for e in self.entries(s, kind, count, base, report=False):
+                if isinstance(e, dict):
+                    break
+                _, at, entry = e
+                if kind == TOC_INDOMS:
+                    indom_at[at] = entry.serial
+                elif kind == TOC_INSTANCES:
+                    name = (entry.external.partition(b"\0")[0] if s.version == 1
+                            else self.slot(entry.external))
+                    inst_at[at] = (entry.internal, name)
+                else:
+                    name = (entry.name.partition(b"\0")[0] if s.version == 1
+                            else self.slot(entry.name))
+                    metric_at[at] = _MetricAt(name, entry.item, entry.type, entry.indom)
+        seen_items: set[int] = set()
+        for _, kind, count, base in toc:
+            for e in self.entries(s, kind, count, base):
+                if isinstance(e, dict):
+                    yield e
+                    break
+                n, at, entry = e
+                if kind == TOC_INDOMS:
+                    yield from self.indom(n, at, entry)
+                elif kind == TOC_INSTANCES:
+                    yield from self.instance(s, n, at, entry, indom_at)
+                elif kind == TOC_METRICS:
+                    yield from self.metric(s, n, at, entry, seen_items)
+                elif kind == TOC_VALUES:
+                    yield from self.value(n, at, entry, metric_at, inst_at)
+                elif kind == TOC_STRINGS:
+                    obj: dict[str, Any] = {"kind": "string", "index": n, "offset": at}
+                    _text(entry.payload, obj, "text")
+                    yield obj
+                else:
+                    yield self.label(n, at, entry)
+
+    def indom(self, n: int, at: int, d: Any) -> Iterator[dict[str, Any]]:
+        f = f"indoms[{n}]"
+        obj: dict[str, Any] = {"kind": "indom", "index": n, "offset": at, "serial": d.serial,
+                               "count": d.count, "instances_offset": d.offset}
+        problems = list(self.help(obj, d, f, at))
+        obj["pcp_indom"] = self.pcp_indom(d.serial)
+        yield obj
+        if d.serial in (0, 0xFFFFFFFF):
+            yield self.problem(at, f + ".serial", f"serial {d.serial} means no indom", index=n,
+                               clause="MMV-VAL-1")
+        yield from problems
+
+    def instance(self, s: MmvStructs, n: int, at: int, i: Any, indom_at: dict[int, int]
+                 ) -> Iterator[dict[str, Any]]:
+        f = f"instances[{n}]"
+        serial = indom_at.get(i.indom)
+        obj: dict[str, Any] = {"kind": "instance", "index": n, "offset": at,
+                               "indom_offset": i.indom, "padding": i.padding,
+                               "internal": i.internal}
+        problems = []
+        if s.version == 1:
+            _text(i.external, obj, "name")
+        else:
+            obj["name_offset"] = i.external
+            name = self.slot(i.external)
+            obj["name"] = None if name is None else escape_bytes(name)
+            if name is None:
+                problems.append(self.problem(at + 16, f + ".external", f"name offset"
+                                             f" {i.external} is not a 256-byte slot inside"
+                                             " the file", index=n))
+        obj["serial"] = serial
+        obj["pcp_indom"] = None if serial is None else self.pcp_indom(serial)
+        yield obj
+        if serial is None:
+            yield self.problem(at, f + ".indom", f"indom back-pointer {i.indom} is not an"
+                               " indom entry", index=n)
+        yield from problems
+
+    def metric(self, s: MmvStructs, n: int, at: int, m: Any, seen: set[int]
+               ) -> Iterator[dict[str, Any]]:
+        f = f"metrics[{n}]"
+        obj: dict[str, Any] = {"kind": "metric", "index": n, "offset": at}
+        problems = []
+        if s.version == 1:
+            _text(m.name, obj, "name")
+            name: bytes | None = m.name.partition(b"\0")[0]
+        else:
+            obj["name_offset"] = m.name
+            name = self.slot(m.name)
+            obj["name"] = None if name is None else escape_bytes(name)
+            if name is None:
+                problems.append(self.problem(at, f + ".name", f"name offset {m.name} is not a"
+                                             " 256-byte slot inside the file", index=n))
+        obj.update({"item": m.item, "type": m.type,
+                    "type_name": TYPE_TOKENS.get(m.type, f"type-{m.type}"),
+                    "semantics": m.semantics, "sem": _sem_token(m.semantics),
+                    "dimension": f"0x{m.dimension:08x}", "units": _units(m.dimension),
+                    "indom": m.indom, "padding": m.padding})
+        problems += self.help(obj, m, f, at)
+        pcp_name = None if name is None else exported_name(
+            self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
+        ok_item = m.item <= 1023 and 0 <= self.cluster <= 4095
+        obj["pcp_name"] = None if pcp_name is None else escape_bytes(
+            pcp_name.encode("utf-8", "surrogateescape"))
+        obj["pmid"] = str(exported_pmid(self.cluster, m.item)) if ok_item else None
+        obj["pcp_indom"] = None if is_singular(m.indom) else self.pcp_indom(m.indom & 0xFFFFFFFF)
+        obj["exported"] = (ok_item and m.item not in seen and m.type in MMV_TYPES
+                           and pcp_name is not None and bool(name)
+                           and set(pcp_name) <= _NAME_CHARS)
+        if ok_item:
+            seen.add(m.item)
+        yield obj
+        if name == b"":
+            problems.append(self.problem(at, f + ".name", "empty metric name", index=n))
+        if m.type not in MMV_TYPES:
+            problems.append(self.problem(at + (68 if s.version == 1 else 12), f + ".type",
+                                         f"type {m.type} is not an MMV type", index=n,
+                                         clause="MMV-VAL-1"))
+        yield from problems
+
+    def value(self, n: int, at: int, v: Any, metric_at: dict[int, _MetricAt],
+              inst_at: dict[int, tuple[int, bytes | None]]) -> Iterator[dict[str, Any]]:
+        f = f"values[{n}]"
+        m = metric_at.get(v.metric)
+        obj: dict[str, Any] = {"kind": "value", "index": n, "offset": at,
+                               "metric_offset": v.metric, "instance_offset": v.instance,
+                               "atom": v.value.hex(), "extra": str(v.extra)}
+        problems = []
+        if m is None:
+            problems.append(self.problem(at + 16, f + ".metric", f"metric back-pointer"
+                                         f" {v.metric} is not a metric entry", index=n))
+            obj.update({"name": None, "item": None, "pcp_name": None, "pmid": None,
+                        "instance": None, "instance_name": None, "type": None, "value": None})
+            yield obj
+            yield from problems
+            return
+        obj["name"] = None if m.name is None else escape_bytes(m.name)
+        obj["item"] = m.item
+        obj["pcp_name"] = None if m.name is None else escape_bytes(exported_name(
+            self.file_name, m.name.decode("utf-8", "surrogateescape"),
+            self.flags).encode("utf-8", "surrogateescape"))
+        obj["pmid"] = (str(exported_pmid(self.cluster, m.item))
+                       if m.item <= 1023 and 0 <= self.cluster <= 4095 else None)
+        inst = None if is_singular(m.indom) else inst_at.get(v.instance)
+        obj["instance"] = None if inst is None else inst[0]
+        obj["instance_name"] = None if inst is None or inst[1] is None else escape_bytes(inst[1])
+        if inst is None and not is_singular(m.indom):
+            problems.append(self.problem(at + 24, f + ".instance", f"instance back-pointer"
+                                         f" {v.instance} is not an instance entry", index=n))
+        elif is_singular(m.indom) and v.instance != 0:
+            problems.append(self.problem(at + 24, f + ".instance", "a singular metric's"
+                                         " value points at an instance", index=n))
+        text = None
+        if m.type == TYPE_STRING:
+            obj["string_offset"] = v.extra
+            text = self.slot(v.extra)
+            if text is None:
+                problems.append(self.problem(at + 8, f + ".extra", f"string offset {v.extra} is"
+                                             " not a 256-byte slot inside the file", index=n))
+        obj["type"] = TYPE_TOKENS.get(m.type, f"type-{m.type}")
+        obj["value"] = typed_mmv_value(m.type, v.value, text)
+        if self.flags & FLAG_SENTINEL and _sentinel(m.type, v.value, text):
+            obj["sentinel"] = True
+        if m.type == TYPE_ELAPSED and v.extra > 0:
+            problems.append(self.problem(at + 8, f + ".extra", f"ELAPSED extra {v.extra} is"
+                                         " positive (an open interval's is negative)", index=n,
+                                         clause="MMV-VAL-1", severity="warning"))
+        yield obj
+        yield from problems
+
+    def label(self, n: int, at: int, lb: Any) -> dict[str, Any]:
+        obj: dict[str, Any] = {"kind": "label", "index": n, "offset": at, "flags": lb.flags,
+                               "type_name": label_type_name(lb.flags),
+                               "optional": bool(lb.flags & LABEL_OPTIONAL),
+                               "identity": lb.identity, "internal": lb.internal}
+        _text(lb.payload, obj, "payload")
+        return obj
+
+
+def mmv_records(data: bytes, file_name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every line of the dump of ``data`` (a file called ``file_name`` in the MMV
+    directory), and the problems among them."""
+    walk = _Walk(data, file_name)
+    lines = list(walk.records())
+    return lines, walk.problems
+
+
+def mmv_dump_lines(records: list[dict[str, Any]]) -> Iterator[str]:
+    """The JSON Lines, without newlines, format header first."""
+    yield json.dumps(MMV_DUMP_HEADER, separators=(",", ":"))
+    for obj in records:
+        yield json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def write_mmv_jsonl(records: list[dict[str, Any]], out: TextIO) -> None:
+    for line in mmv_dump_lines(records):
+        out.write(line + "\n")
