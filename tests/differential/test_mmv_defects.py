@@ -66,7 +66,7 @@ def content() -> MmvFile:
                            (Value(None, struct.pack("<q", 5), 0, "hello"),))))
 
 
-def section(data: bytes, kind: int) -> int:
+def section(data: bytes | bytearray, kind: int) -> int:
     """The offset of a section, from the file's TOC."""
     (tocs,) = struct.unpack_from("<i", data, 24)
     for t in range(tocs):
