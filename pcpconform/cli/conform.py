@@ -1,71 +1,137 @@
 """``pcpconform conform``: run the corpus against an implementation under test
-(spec/conformance.md). Exit 0 every case run passed, 1 a case failed, crashed, timed out or
+(spec/conformance.md). Exit 0 every unit run passed, 1 a unit failed, crashed, timed out or
 broke the protocol, 2 nothing could be run."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
+import shlex
 import sys
-from typing import TextIO
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
+from pcpconform.cli.output import opened_output
 from pcpconform.conform.protocol import SUITES
-from pcpconform.conform.runner import DEFAULT_TIMEOUT, ConformReport, run_conformance
-from pcpconform.conform.verdicts import Verdict
+from pcpconform.conform.report import FORMATS, write_report
+from pcpconform.conform.runner import DEFAULT_TIMEOUT, run_conformance
+from pcpconform.conform.verdicts import CaseResult
+from pcpconform.errors import UsageError
 
-__all__ = ["add_arguments", "run", "write_text"]
+__all__ = ["add_arguments", "run", "resolve_impl", "KIT_IMPL"]
+
+#: the kit's own adapter as a command
+KIT_IMPL = f"{shlex.quote(sys.executable)} -m pcpconform.conform.adapters.kit"
+_BUILTIN = "builtin:"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", required=True, metavar="CMD",
-                   help="the implementation's command, split by shell rules and run without a shell")
+    p.add_argument("--impl", metavar="CMD",
+                   help="the implementation's command, split by shell rules and run without a shell; "
+                        "builtin:NAME for an adapter bundled with the kit (builtin:kit is the kit itself)")
     p.add_argument("--corpus", default="corpus", metavar="DIR", help="the corpus directory (default: corpus)")
     p.add_argument("--suite", action="append", choices=SUITES, metavar="SUITE",
-                   help=f"a suite to run ({', '.join(SUITES)}); repeatable; default: both")
+                   help=f"a suite to run ({', '.join(SUITES)}); repeatable; default: all")
     p.add_argument("--cases", action="append", default=[], metavar="GLOB",
-                   help="run only the cases whose id matches GLOB; repeatable")
+                   help="run only the cases (or CASE/ENTRY units) whose id matches GLOB; repeatable")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
                    help=f"seconds one case may take (default: {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="the report's form")
+    form = p.add_mutually_exclusive_group()
+    form.add_argument("--persistent", dest="persistent", action="store_const", const=True, default=None,
+                      help="talk to one process per worker in JSON Lines (default: when its capabilities "
+                           "say it can)")
+    form.add_argument("--one-shot", dest="persistent", action="store_const", const=False,
+                      help="run the command once per case")
+    p.add_argument("--format", choices=tuple(FORMATS), default="text", help="the report's form")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (default: standard output)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="cases run at once (default: 1)")
     p.add_argument("-v", "--verbose", action="store_true", help="list passed and skipped cases too")
+    if _run_matrix() is not None:
+        p.add_argument("--matrix", action="store_true",
+                       help="run every built-in adapter (or each --impl builtin:NAME) and print the "
+                            "implementation x case matrix")
 
 
-def _clauses(clauses: list[str]) -> str:
-    if not clauses:
-        return ""
-    shown = clauses[:4] + (["..."] if len(clauses) > 4 else [])
-    return f" [{' '.join(shown)}]"
+def _run_matrix() -> Callable[..., Any] | None:
+    """conform.matrix.run_matrix, when the matrix module is there."""
+    try:
+        module = importlib.import_module("pcpconform.conform.matrix")
+    except ImportError:
+        return None
+    found = getattr(module, "run_matrix", None)
+    return found if callable(found) else None
 
 
-def write_text(report: ConformReport, out: TextIO, *, verbose: bool = False) -> None:
-    caps = report.capabilities
-    out.write(f"implementation: {caps.name} {caps.version} (suites: {', '.join(caps.suites) or 'none'}; "
-              f"archive versions: {', '.join(map(str, caps.archive_versions)) or 'none'})\n")
-    skips: dict[tuple[str, str], int] = {}
-    for r in report.results:
-        if r.verdict == Verdict.SKIP and not verbose:
-            skips[(r.suite, r.detail)] = skips.get((r.suite, r.detail), 0) + 1
-            continue
-        if r.verdict == Verdict.PASS and not verbose:
-            continue
-        out.write(f"{r.verdict.value.upper()} {r.suite} {r.case}{_clauses(r.clauses)}"
-                  + (f": {r.detail}" if r.detail else "") + "\n")
-        if r.stderr and r.verdict in (Verdict.CRASH, Verdict.PROTOCOL_ERROR):
-            out.write(f"  stderr: {r.stderr.splitlines()[-1][:200]}\n")
-    for (suite, why), n in skips.items():
-        out.write(f"skipped {n} {suite} case{'s' if n != 1 else ''}: {why}\n")
-    for suite in dict.fromkeys(r.suite for r in report.results):
-        counts = report.counts(suite)
-        out.write(f"{suite}: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + "\n")
+def _builtin_command(entry: Any) -> str:
+    """A registry entry as a command string: a string, an argv list, or an object with a
+    ``command``/``argv``/``impl`` attribute."""
+    for attr in ("command", "argv", "impl"):
+        if hasattr(entry, attr):
+            entry = getattr(entry, attr)
+            entry = entry() if callable(entry) else entry
+            break
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, (list, tuple)):
+        return shlex.join(str(w) for w in entry)
+    raise UsageError(f"a built-in adapter of an unknown kind: {entry!r}")
+
+
+def resolve_impl(impl: str) -> str:
+    """``builtin:NAME`` as the command of that built-in adapter; any other string as it is."""
+    if not impl.startswith(_BUILTIN):
+        return impl
+    name = impl[len(_BUILTIN):]
+    if name == "kit":
+        return KIT_IMPL
+    try:
+        registry = getattr(importlib.import_module("pcpconform.conform.adapters"), "BUILTIN", {})
+    except ImportError:
+        registry = {}
+    if name not in registry:
+        known = ", ".join(["kit", *sorted(registry)])
+        raise UsageError(f"--impl {impl}: no such built-in adapter (known: {known})")
+    return _builtin_command(registry[name])
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[tuple[Callable[[int], None] | None, Callable[[CaseResult], None] | None]]:
+    """A progress bar on standard error, only when it is a terminal (rich)."""
+    if not enabled:
+        yield None, None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("conform"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), transient=True,
+                  console=Console(stderr=True)) as bar:
+        task = bar.add_task("", total=None)
+
+        def start(total: int) -> None:
+            bar.update(task, total=total)
+
+        def advance(result: CaseResult) -> None:
+            bar.update(task, advance=1, description=f"{result.suite} {result.case}")
+
+        yield start, advance
 
 
 def run(args: argparse.Namespace) -> int:
-    report = run_conformance(args.corpus, args.impl, suites=args.suite or SUITES, globs=args.cases,
-                             timeout=args.timeout, jobs=args.jobs)
-    if args.format == "json":
-        json.dump(report.as_json(), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        write_text(report, sys.stdout, verbose=args.verbose)
+    if getattr(args, "matrix", False):
+        matrix = _run_matrix()
+        assert matrix is not None
+        impls = [resolve_impl(args.impl)] if args.impl else None
+        status = matrix(corpus=args.corpus, impls=impls, suites=args.suite or SUITES, globs=args.cases,
+                        timeout=args.timeout, jobs=args.jobs, output=args.output, form=args.format)
+        return int(status or 0)
+    if args.impl is None:
+        raise UsageError("--impl CMD is needed" + (" (or --matrix)" if _run_matrix() else ""))
+    with _progress(sys.stderr.isatty()) as (on_start, on_result):
+        report = run_conformance(args.corpus, resolve_impl(args.impl), suites=args.suite or SUITES,
+                                 globs=args.cases, timeout=args.timeout, jobs=args.jobs,
+                                 persistent=args.persistent, progress=on_result, on_start=on_start)
+    with opened_output(args.output) as out:
+        write_report(report, out, args.format, verbose=args.verbose)
     return report.exit_status

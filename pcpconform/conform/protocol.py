@@ -23,11 +23,13 @@ from typing import Any
 
 from pcpconform.errors import UsageError
 
-__all__ = ["SUITES", "OPTIONS_ENV", "Capabilities", "Outcome", "ProtocolViolation", "command_argv",
-           "invoke", "parse_capabilities", "parse_validator"]
+__all__ = ["SUITES", "OPTIONS_ENV", "PROTOCOL_VERSION", "Capabilities", "Outcome", "ProtocolViolation",
+           "capabilities_from", "command_argv", "invoke", "parse_capabilities", "parse_validator", "parse_document"]
 
 #: the suites an implementation may offer (CONF-SUITE-1)
-SUITES = ("validator", "reader")
+SUITES = ("validator", "reader", "writer", "interp", "derive")
+#: the version of the persistent protocol (CONF-PERSIST-1)
+PROTOCOL_VERSION = 1
 #: the environment variable holding a case's validator options as JSON (CONF-OPT-1)
 OPTIONS_ENV = "PCPCONFORM_CHECK_OPTIONS"
 
@@ -45,10 +47,16 @@ class Capabilities:
     suites: tuple[str, ...]
     archive_versions: tuple[int, ...]
     options: tuple[str, ...] = ()
+    #: the interpolation rule sets (interp suite) and derive profiles (derive suite) it answers
+    rules: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+    #: it also speaks the persistent form (CONF-PERSIST-1)
+    persistent: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "suites": list(self.suites),
-                "archive_versions": list(self.archive_versions), "options": list(self.options)}
+                "archive_versions": list(self.archive_versions), "options": list(self.options),
+                "rules": list(self.rules), "profiles": list(self.profiles), "persistent": self.persistent}
 
 
 @dataclass(frozen=True)
@@ -134,23 +142,33 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def parse_capabilities(stdout: bytes) -> Capabilities:
-    """The capabilities object (CONF-CAP-1); ProtocolViolation if it does not follow it."""
-    data = _one_object(stdout, "--capabilities")
+def capabilities_from(data: dict[str, Any], what: str = "--capabilities") -> Capabilities:
+    """The capabilities in a JSON object (CONF-CAP-1, CONF-PERSIST-2); ProtocolViolation if
+    it does not follow the protocol."""
     for key in ("name", "version"):
         if not isinstance(data.get(key), str):
-            raise ProtocolViolation(f"--capabilities: {key!r} must be a string")
+            raise ProtocolViolation(f"{what}: {key!r} must be a string")
     suites = data.get("suites")
     if not _strings(suites):
-        raise ProtocolViolation("--capabilities: 'suites' must be a list of strings")
+        raise ProtocolViolation(f"{what}: 'suites' must be a list of strings")
     versions = data.get("archive_versions")
     if not (isinstance(versions, list) and all(type(v) is int for v in versions)):
-        raise ProtocolViolation("--capabilities: 'archive_versions' must be a list of integers")
-    options = data.get("options", [])
-    if not _strings(options):
-        raise ProtocolViolation("--capabilities: 'options' must be a list of strings")
+        raise ProtocolViolation(f"{what}: 'archive_versions' must be a list of integers")
+    lists = {}
+    for key in ("options", "rules", "profiles"):
+        lists[key] = data.get(key, [])
+        if not _strings(lists[key]):
+            raise ProtocolViolation(f"{what}: {key!r} must be a list of strings")
+    persistent = data.get("persistent", False)
+    if not isinstance(persistent, bool):
+        raise ProtocolViolation(f"{what}: 'persistent' must be true or false")
     return Capabilities(data["name"], data["version"], tuple(suites or ()), tuple(versions or ()),
-                        tuple(options or ()))
+                        tuple(lists["options"]), tuple(lists["rules"]), tuple(lists["profiles"]), persistent)
+
+
+def parse_capabilities(stdout: bytes) -> Capabilities:
+    """The capabilities object (CONF-CAP-1); ProtocolViolation if it does not follow it."""
+    return capabilities_from(_one_object(stdout, "--capabilities"))
 
 
 def parse_validator(stdout: bytes) -> tuple[bool, list[str] | None]:
@@ -164,3 +182,8 @@ def parse_validator(stdout: bytes) -> tuple[bool, list[str] | None]:
     if codes is not None and not _strings(codes):
         raise ProtocolViolation("validator: 'codes' must be a list of strings")
     return valid, codes
+
+
+def parse_document(stdout: bytes, suite: str) -> dict[str, Any]:
+    """An interp or derive answer: one JSON object (CONF-INTERP-1, CONF-DERIVE-1)."""
+    return _one_object(stdout, suite)

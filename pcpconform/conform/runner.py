@@ -3,56 +3,93 @@
     report = run_conformance("corpus", "python3 my_adapter.py", suites=("validator",))
     report.exit_status   # 0 every case run passed, 1 a case did not
 
-The implementation is asked for its capabilities once, then each case of each chosen suite
-runs on a private copy of the case's archive files in a temporary directory of its own
-(CONF-RUN-1), with a per-case timeout; cases run on ``jobs`` threads.
+The cases of each chosen suite are *units*: a case of the validator, reader or writer
+suite, or one interp or derive expectation of a case (``CASE/ENTRY``). Each unit runs on a
+private copy of the case's files in a temporary directory of its own (CONF-RUN-1), with a
+per-unit timeout, in the one-shot form (a process per unit) or the persistent form (one
+process per worker, CONF-PERSIST-*); units run on ``jobs`` threads. After each unit the
+runner checks that the implementation changed neither its input nor anything beside its
+directory nor the case in the corpus (CONF-ISO-1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import hashlib
 import json
 import os
+import queue
 import shutil
 import tempfile
+import threading
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pcpconform.conform.manifest import Case, load_corpus
+from pcpconform.conform.persistent import Reply, Session
 from pcpconform.conform.protocol import (
     OPTIONS_ENV,
     SUITES,
     Capabilities,
+    Outcome,
     ProtocolViolation,
     command_argv,
     invoke,
     parse_capabilities,
 )
-from pcpconform.conform.verdicts import FAILING, CaseResult, Verdict, grade_reader, grade_validator
+from pcpconform.conform.verdicts import (
+    FAILING,
+    CaseResult,
+    Verdict,
+    grade_derive,
+    grade_interp,
+    grade_reader,
+    grade_validator,
+    grade_writer,
+    isolation_failure,
+)
 from pcpconform.errors import UsageError
+from pcpconform.version import __version__
 
-__all__ = ["ConformReport", "select_cases", "skip_reason", "run_case", "query_capabilities",
-           "run_conformance", "DEFAULT_TIMEOUT"]
+__all__ = ["ConformReport", "Unit", "select_units", "select_cases", "skip_reason", "run_unit", "run_case",
+           "query_capabilities", "run_conformance", "DEFAULT_TIMEOUT", "WORK_DIR", "REQUEST_FILE"]
 
 DEFAULT_TIMEOUT = 60.0
+#: the name of a unit's private directory, inside a directory of its own (CONF-RUN-1)
+WORK_DIR = "work"
+#: the request file of an interp or derive unit, in its private directory
+REQUEST_FILE = "request.json"
+#: what a writer writes, in its private directory
+WRITTEN = "written"
+
+Progress = Callable[["CaseResult"], None]
 
 
 @dataclass
 class ConformReport:
-    """Every case's result, in suite then corpus order, and what the implementation said
+    """Every unit's result, in suite then corpus order, and what the implementation said
     it is."""
 
     capabilities: Capabilities
     results: list[CaseResult] = field(default_factory=list)
+    form: str = "one-shot"
+    seconds: float = 0.0
+    corpus: str = ""
 
     def counts(self, suite: str | None = None) -> dict[str, int]:
-        """Verdict -> how many cases got it (every verdict listed, zero or not)."""
+        """Verdict -> how many units got it (every verdict listed, zero or not)."""
         got = Counter(r.verdict for r in self.results if suite is None or r.suite == suite)
         return {v.value: got.get(v, 0) for v in Verdict}
+
+    @property
+    def suites(self) -> list[str]:
+        return list(dict.fromkeys(r.suite for r in self.results))
 
     @property
     def ok(self) -> bool:
@@ -63,32 +100,76 @@ class ConformReport:
         return 0 if self.ok else 1
 
     def as_json(self) -> dict[str, Any]:
-        suites = list(dict.fromkeys(r.suite for r in self.results))
         return {"implementation": self.capabilities.as_json(), "ok": self.ok,
-                "summary": {s: self.counts(s) for s in suites}, "total": self.counts(),
+                "run_info": {"kit": __version__, "form": self.form, "corpus": self.corpus,
+                             "seconds": round(self.seconds, 3)},
+                "summary": {s: self.counts(s) for s in self.suites}, "total": self.counts(),
                 "results": [r.as_json() for r in self.results]}
 
 
-def _in_suite(case: Case, suite: str) -> bool:
-    """Every case is a validator case; a valid case with an expected dump is a reader case."""
-    return suite == "validator" or (case.kind == "valid" and case.expected["dump"] is not None)
+@dataclass(frozen=True)
+class Unit:
+    """One thing to run: a case of a suite, and for interp and derive one expectation of it."""
+
+    suite: str
+    case: Case
+    name: str
+    entry: dict[str, Any] | None = None
 
 
-def select_cases(cases: Sequence[Case], suites: Sequence[str],
-                 globs: Sequence[str] = ()) -> list[tuple[str, Case]]:
-    """(suite, case) for each chosen suite and each case of it whose id matches a glob."""
+def _is_archive(case: Case) -> bool:
+    return bool(case.data.get("format", "archive") == "archive")
+
+
+def _entries(case: Case, suite: str) -> list[tuple[str, dict[str, Any]]]:
+    """(unit name, expectation) for the case's interp or derive entries; an entry id shared
+    by two entries of the case gets its rule set or profile appended."""
+    entries = list(case.data["expected"].get(suite, ()))
+    ids = Counter(str(e["id"]) for e in entries)
+    out = []
+    for e in entries:
+        suffix = f"@{e.get('rules') or e.get('profile')}" if ids[str(e["id"])] > 1 else ""
+        out.append((f"{case.id}/{e['id']}{suffix}", e))
+    return out
+
+
+def _units_of(case: Case, suite: str) -> list[Unit]:
+    if not _is_archive(case):      # MMV cases belong to no suite of this protocol
+        return []
+    expected = case.data["expected"]
+    if suite == "validator":
+        return [Unit(suite, case, case.id)]
+    if suite == "reader":
+        return [Unit(suite, case, case.id)] if case.kind == "valid" and expected.get("dump") else []
+    if suite == "writer":
+        return [Unit(suite, case, case.id)] if case.data.get("fixture") and expected.get("dump") else []
+    return [Unit(suite, case, name, entry) for name, entry in _entries(case, suite)]
+
+
+def select_units(cases: Sequence[Case], suites: Sequence[str], globs: Sequence[str] = ()) -> list[Unit]:
+    """The units of each chosen suite whose name or case id matches a glob."""
     for suite in suites:
         if suite not in SUITES:
             raise UsageError(f"unknown suite {suite!r} (known: {', '.join(SUITES)})")
-    chosen = [(s, c) for s in dict.fromkeys(suites) for c in cases
-              if _in_suite(c, s) and (not globs or any(fnmatch.fnmatchcase(c.id, g) for g in globs))]
+    chosen = [u for s in dict.fromkeys(suites) for c in cases for u in _units_of(c, s)
+              if not globs or any(fnmatch.fnmatchcase(u.name, g) or fnmatch.fnmatchcase(c.id, g) for g in globs)]
     if not chosen:
         raise UsageError(f"no case of suite {', '.join(suites)} matches {' or '.join(globs) or '*'}")
     return chosen
 
 
-def skip_reason(case: Case, suite: str, caps: Capabilities) -> str | None:
-    """Why the implementation cannot take the case (CONF-CAP-2), or None."""
+def select_cases(cases: Sequence[Case], suites: Sequence[str],
+                 globs: Sequence[str] = ()) -> list[tuple[str, Case]]:
+    """(suite, case) of each unit of :func:`select_units`."""
+    return [(u.suite, u.case) for u in select_units(cases, suites, globs)]
+
+
+def skip_reason(unit: Unit | Case, suite: str | None, caps: Capabilities) -> str | None:
+    """Why the implementation cannot take the unit (CONF-CAP-2), or None."""
+    if isinstance(unit, Case):
+        assert suite is not None
+        unit = Unit(suite, unit, unit.id)
+    suite, case = unit.suite, unit.case
     if suite not in caps.suites:
         return f"the implementation does not offer the {suite} suite"
     missing = [v for v in case.data["archive_versions"] if v not in caps.archive_versions]
@@ -97,6 +178,11 @@ def skip_reason(case: Case, suite: str, caps: Capabilities) -> str | None:
     options = [o for o in case.data.get("check_options", {}) if o not in caps.options]
     if suite == "validator" and options:
         return f"the implementation does not take the option {', '.join(options)}"
+    entry = unit.entry or {}
+    if suite == "interp" and caps.rules and entry["rules"] not in caps.rules:
+        return f"the implementation does not answer under the {entry['rules']} rules"
+    if suite == "derive" and caps.profiles and entry["profile"] not in caps.profiles:
+        return f"the implementation does not answer under the {entry['profile']} profile"
     return None
 
 
@@ -117,49 +203,264 @@ def query_capabilities(argv: Sequence[str], timeout: float) -> Capabilities:
         raise UsageError(str(exc)) from None
 
 
-def _private_copy(case: Case, where: Path) -> Path:
-    """Copy the case's archive files (not its expected outputs) into ``where``."""
-    dump = case.expected["dump"]
+# -- a unit's private directory ------------------------------------------------------------
+
+
+def _private_copy(unit: Unit, work: Path) -> Path:
+    """Copy the case's files the unit needs (never its expected outputs) into ``work``;
+    the archive's base name there."""
+    case, entry = unit.case, unit.entry or {}
+    expected = case.data["expected"]
+    outputs = {expected.get("dump")} | {e.get(k) for s in ("interp", "derive") for e in expected.get(s, ())
+                                        for k in ("result", "libpcp_result")}
+    fixture = case.data.get("fixture")
     for name in case.data["files"]:
-        if name != dump and (case.path / name).is_file():
-            shutil.copyfile(case.path / name, where / name)
-    return where / str(case.data["archive"])
+        if name in outputs or (name == fixture and unit.suite != "writer"):
+            continue
+        if unit.suite == "derive" and name.endswith(".conf") and name != entry.get("config"):
+            continue
+        if (case.path / name).is_file():
+            shutil.copyfile(case.path / name, work / name)
+    return work / str(case.data["archive"])
+
+
+def _args(unit: Unit, work: Path, base: Path) -> list[str]:
+    """The words after ``CMD`` for this unit (CONF-RUN-1, CONF-WRITE-1, CONF-INTERP-1,
+    CONF-DERIVE-1); an interp or derive unit's request goes into a file beside the archive."""
+    if unit.suite in ("validator", "reader"):
+        return [unit.suite, str(base)]
+    if unit.suite == "writer":
+        return ["writer", str(work / str(unit.case.data["fixture"])), str(work / WRITTEN),
+                str(unit.case.data["archive_versions"][0])]
+    entry = unit.entry or {}
+    request: dict[str, Any] = {"schedule": entry["schedule"]}
+    if unit.suite == "interp":
+        request["rules"] = entry["rules"]
+    else:
+        request["profile"], request["config"] = entry["profile"], str(work / str(entry["config"]))
+    (work / REQUEST_FILE).write_text(json.dumps(request, indent=1) + "\n", encoding="utf-8")
+    return [unit.suite, str(base), str(work / REQUEST_FILE)]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _inputs(work: Path) -> dict[str, str]:
+    return {p.name: _digest(p) for p in sorted(work.iterdir()) if p.is_file()}
+
+
+def _stat_tree(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                st = os.stat(os.path.join(dirpath, name))
+                out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _isolation(unit: Unit, home: Path, work: Path, before: dict[str, str],
+               case_stat: dict[str, tuple[int, int]]) -> str | None:
+    """What the implementation changed that it must not have (CONF-ISO-1), or None."""
+    changed = [n for n, d in before.items() if not (work / n).is_file() or _digest(work / n) != d]
+    if changed:
+        return f"it changed or removed its input file {', '.join(changed)}"
+    beside = sorted(p.name for p in home.iterdir() if p.name != WORK_DIR)
+    if beside:
+        return f"it wrote outside its directory: {', '.join(beside)}"
+    now = _stat_tree(unit.case.path)
+    if now != case_stat:
+        touched = sorted(set(now.items()) ^ set(case_stat.items()))
+        return f"it changed the corpus: {touched[0][0]}"
+    return None
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def _expected_json(case: Case, name: str | None) -> Any:
+    return None if name is None else json.loads((case.path / name).read_text(encoding="utf-8"))
+
+
+def _semantics(case: Case) -> dict[str, str]:
+    """pmid -> semantics name, from the case's expected dump (to name an interp clause)."""
+    dump = case.data["expected"].get("dump")
+    if not dump:
+        return {}
+    out = {}
+    for line in (case.path / str(dump)).read_text(encoding="utf-8").splitlines():
+        if '"kind":"desc"' in line:
+            d = json.loads(line)
+            out[str(d["pmid"])] = str(d["sem"])
+    return out
+
+
+def _grade(unit: Unit, outcome: Outcome, timeout: float, work: Path) -> CaseResult:
+    case, entry = unit.case, unit.entry or {}
+    if unit.suite == "validator":
+        return grade_validator(case, outcome, timeout)
+    if unit.suite == "reader":
+        return grade_reader(case, outcome, timeout, (case.path / str(case.expected["dump"])).read_bytes())
+    if unit.suite == "writer":
+        return grade_writer(case, outcome, timeout, work / WRITTEN,
+                            (case.path / str(case.expected["dump"])).read_bytes())
+    sems = _semantics(case)
+    expected = _expected_json(case, entry.get("result"))
+    libpcp = _expected_json(case, entry.get("libpcp_result"))
+    if unit.suite == "interp":
+        others = {str(e["rules"]): _expected_json(case, e["result"]) for e in case.data["expected"]["interp"]
+                  if e["schedule"] == entry["schedule"] and e["rules"] != entry["rules"]}
+        return grade_interp(case, unit.name, outcome, timeout, expected, libpcp, sems, others)
+    return grade_derive(case, unit.name, outcome, timeout, expected, libpcp, list(entry["diagnostics"]), sems)
+
+
+class _Sessions:
+    """The persistent processes: one per worker thread, each in a directory of its own."""
+
+    def __init__(self, argv: Sequence[str], root: Path, timeout: float) -> None:
+        self.argv, self.root, self.timeout = list(argv), root, timeout
+        self.idle: queue.Queue[Session] = queue.Queue()
+        self.all: list[Session] = []
+        self.lock = threading.Lock()
+        self.seq = 0
+
+    def first(self) -> Capabilities:
+        """Start one process and return what its handshake says (CONF-PERSIST-2)."""
+        session = self._new()
+        try:
+            caps = session.start()
+        except (ProtocolViolation, OSError) as exc:
+            session.kill()
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise UsageError(f"cannot start {self.argv[0]} {' '.join(self.argv[1:])} --persistent: {why}") from None
+        self.idle.put(session)
+        return caps
+
+    def _new(self) -> Session:
+        with self.lock:
+            where = self.root / f"session-{len(self.all)}"
+            where.mkdir()
+            session = Session(self.argv, where, start_timeout=self.timeout)
+            self.all.append(session)
+            return session
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[Session]:
+        try:
+            session = self.idle.get_nowait()
+        except queue.Empty:
+            session = self._new()
+        try:
+            yield session
+        finally:
+            self.idle.put(session)
+
+    def next_seq(self) -> int:
+        with self.lock:
+            self.seq += 1
+            return self.seq
+
+    def stop(self) -> None:
+        for session in self.all:
+            session.stop()
+
+
+def _from_reply(unit: Unit, reply: Reply, timeout: float, work: Path) -> CaseResult:
+    clauses = list(unit.case.data["clauses"])
+    if reply.skipped is not None:
+        return CaseResult(unit.name, unit.suite, Verdict.SKIP, f"skipped by the implementation: {reply.skipped}",
+                          seconds=reply.seconds)
+    if reply.crashed is not None:
+        return CaseResult(unit.name, unit.suite, Verdict.CRASH, reply.crashed, clauses, seconds=reply.seconds,
+                          stderr=reply.stderr)
+    if reply.timed_out:
+        return CaseResult(unit.name, unit.suite, Verdict.TIMEOUT, f"killed after the {timeout:g} s timeout",
+                          clauses, seconds=reply.seconds, stderr=reply.stderr)
+    if reply.violation is not None or reply.outcome is None:
+        return CaseResult(unit.name, unit.suite, Verdict.PROTOCOL_ERROR, reply.violation or "no answer",
+                          ["CONF-PERSIST-3"], seconds=reply.seconds, stderr=reply.stderr)
+    answer = reply.outcome
+    stderr = (answer.stderr.decode("utf-8", "replace") + "\n" + reply.stderr).strip().encode("utf-8")
+    return _grade(unit, Outcome(answer.returncode, answer.stdout, stderr, reply.seconds), timeout, work)
+
+
+def run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float, *,
+             sessions: _Sessions | None = None) -> CaseResult:
+    """One unit: skipped, or run on a private copy and graded (CONF-RUN-1..3, CONF-ISO-1)."""
+    why = skip_reason(unit, None, caps)
+    if why is not None:
+        return CaseResult(unit.name, unit.suite, Verdict.SKIP, why)
+    options = unit.case.data.get("check_options") if unit.suite == "validator" else None
+    with tempfile.TemporaryDirectory(prefix="pcpconform-conform-", ignore_cleanup_errors=True) as tmp:
+        home = Path(tmp)
+        work = home / WORK_DIR
+        work.mkdir()
+        base = _private_copy(unit, work)
+        args = _args(unit, work, base)
+        before, case_stat = _inputs(work), _stat_tree(unit.case.path)
+        if sessions is None:
+            env = dict(os.environ)
+            if options:
+                env[OPTIONS_ENV] = json.dumps(options, sort_keys=True)
+            try:
+                outcome = invoke([*argv, *args], work, timeout, env)
+            except OSError as exc:
+                return CaseResult(unit.name, unit.suite, Verdict.CRASH, f"cannot run {argv[0]}: {exc.strerror or exc}")
+            result = _grade(unit, outcome, timeout, work)
+        else:
+            request = {"cmd": "run", "seq": sessions.next_seq(), "case": unit.name, "suite": unit.suite,
+                       "dir": str(work), "args": args[1:], "options": options or {}}
+            with sessions.one() as session:
+                reply = session.run(request, timeout)
+            result = _from_reply(unit, reply, timeout, work)
+        problem = _isolation(unit, home, work, before, case_stat)
+    return result if problem is None else isolation_failure(result, problem)
 
 
 def run_case(argv: Sequence[str], case: Case, suite: str, caps: Capabilities, timeout: float) -> CaseResult:
-    """One case of one suite: skipped, or run on a private copy and graded (CONF-RUN-1..3)."""
-    why = skip_reason(case, suite, caps)
-    if why is not None:
-        return CaseResult(case.id, suite, Verdict.SKIP, why)
-    env = dict(os.environ)
-    options = case.data.get("check_options")
-    if suite == "validator" and options:
-        env[OPTIONS_ENV] = json.dumps(options, sort_keys=True)
-    with tempfile.TemporaryDirectory(prefix="pcpconform-conform-", ignore_cleanup_errors=True) as tmp:
-        work = Path(tmp) / case.id
-        work.mkdir()
-        base = _private_copy(case, work)
-        try:
-            outcome = invoke([*argv, suite, str(base)], work, timeout, env)
-        except OSError as exc:
-            return CaseResult(case.id, suite, Verdict.CRASH, f"cannot run {argv[0]}: {exc.strerror or exc}")
-    if suite == "validator":
-        return grade_validator(case, outcome, timeout)
-    expected = (case.path / str(case.expected["dump"])).read_bytes()
-    return grade_reader(case, outcome, timeout, expected)
+    """One case of the validator, reader or writer suite in the one-shot form."""
+    return run_unit(argv, Unit(suite, case, case.id), caps, timeout)
 
 
 def run_conformance(corpus: str | Path, impl: str, *, suites: Sequence[str] = SUITES,
-                    globs: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT, jobs: int = 1) -> ConformReport:
-    """Run the chosen cases of ``corpus`` against the command ``impl`` (split by shell rules,
-    run without a shell). UsageError (exit 2) when nothing can be run."""
+                    globs: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
+                    persistent: bool | None = None, progress: Progress | None = None,
+                    on_start: Callable[[int], None] | None = None) -> ConformReport:
+    """Run the chosen units of ``corpus`` against the command ``impl`` (split by shell rules,
+    run without a shell). ``persistent``: True the persistent form, False the one-shot form,
+    None the persistent form when the capabilities offer it. UsageError (exit 2) when
+    nothing can be run."""
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     if jobs < 1:
         raise UsageError("-j must be at least 1")
+    started = time.monotonic()
     argv = command_argv(impl)
-    chosen = select_cases(load_corpus(corpus), suites, globs)
-    caps = query_capabilities(argv, timeout)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(lambda sc: run_case(argv, sc[1], sc[0], caps, timeout), chosen))
-    return ConformReport(caps, results)
+    units = select_units(load_corpus(corpus), suites, globs)
+    with tempfile.TemporaryDirectory(prefix="pcpconform-sessions-", ignore_cleanup_errors=True) as tmp:
+        sessions: _Sessions | None = None
+        if persistent is None or persistent is False:
+            caps = query_capabilities(argv, timeout)
+            if persistent is None and caps.persistent:
+                persistent = True
+        if persistent:
+            sessions = _Sessions(argv, Path(tmp), timeout)
+            caps = sessions.first()
+        if on_start is not None:
+            on_start(len(units))
+
+        def one(unit: Unit) -> CaseResult:
+            result = run_unit(argv, unit, caps, timeout, sessions=sessions)
+            if progress is not None:
+                progress(result)
+            return result
+
+        try:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                results = list(pool.map(one, units))
+        finally:
+            if sessions is not None:
+                sessions.stop()
+    return ConformReport(caps, results, "persistent" if sessions is not None else "one-shot",
+                         time.monotonic() - started, str(corpus))

@@ -6,17 +6,31 @@ clauses the case cites.
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
+from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.conform.compare import (
+    Difference,
+    compare_derive,
+    compare_dump_content,
+    compare_interp,
+    json_difference,
+)
 from pcpconform.conform.manifest import Case
-from pcpconform.conform.protocol import Outcome, ProtocolViolation, parse_validator
+from pcpconform.conform.protocol import Outcome, ProtocolViolation, parse_document, parse_validator
+from pcpconform.dump.jsonl import write_jsonl
+from pcpconform.errors import PcpConformError
+from pcpconform.io.archive import Archive
 
-__all__ = ["Verdict", "CaseResult", "FAILING", "grade_validator", "grade_reader", "first_difference"]
+__all__ = ["Verdict", "CaseResult", "FAILING", "grade_validator", "grade_reader", "grade_writer",
+           "grade_interp", "grade_derive", "isolation_failure", "first_difference"]
 
 
 class Verdict(str, Enum):  # noqa: UP042 (StrEnum would change str() of a verdict)
@@ -61,23 +75,24 @@ class CaseResult:
         return out
 
 
-def _abnormal(case: Case, suite: str, outcome: Outcome, timeout: float) -> CaseResult | None:
+def _abnormal(case: Case, suite: str, outcome: Outcome, timeout: float,
+              name: str | None = None) -> CaseResult | None:
     """The verdict when the command did not end by itself (CONF-RUN-3), else None."""
     if outcome.returncode is None:
-        return CaseResult(case.id, suite, Verdict.TIMEOUT, f"killed after the {timeout:g} s timeout",
+        return CaseResult(name or case.id, suite, Verdict.TIMEOUT, f"killed after the {timeout:g} s timeout",
                           list(case.data["clauses"]), seconds=outcome.seconds, stderr=outcome.stderr_tail())
     if outcome.returncode < 0:
         try:
-            name = signal.Signals(-outcome.returncode).name
+            signame = signal.Signals(-outcome.returncode).name
         except ValueError:
-            name = f"signal {-outcome.returncode}"
-        return CaseResult(case.id, suite, Verdict.CRASH, f"killed by {name}", list(case.data["clauses"]),
+            signame = f"signal {-outcome.returncode}"
+        return CaseResult(name or case.id, suite, Verdict.CRASH, f"killed by {signame}", list(case.data["clauses"]),
                           seconds=outcome.seconds, stderr=outcome.stderr_tail())
     return None
 
 
-def _protocol(case: Case, suite: str, outcome: Outcome, why: str) -> CaseResult:
-    return CaseResult(case.id, suite, Verdict.PROTOCOL_ERROR, why, [], seconds=outcome.seconds,
+def _protocol(case: Case, suite: str, outcome: Outcome, why: str, name: str | None = None) -> CaseResult:
+    return CaseResult(name or case.id, suite, Verdict.PROTOCOL_ERROR, why, [], seconds=outcome.seconds,
                       stderr=outcome.stderr_tail())
 
 
@@ -141,31 +156,8 @@ def grade_validator(case: Case, outcome: Outcome, timeout: float) -> CaseResult:
     return result
 
 
-def first_difference(expected: Any, got: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first place where two JSON values differ: (JSON pointer, expected, got)."""
-    if type(expected) is not type(got):
-        return path or "/", expected, got
-    if isinstance(expected, dict):
-        for key in list(expected) + [k for k in got if k not in expected]:
-            if key not in got:
-                return f"{path}/{key}", expected[key], "(missing)"
-            if key not in expected:
-                return f"{path}/{key}", "(absent)", got[key]
-            diff = first_difference(expected[key], got[key], f"{path}/{key}")
-            if diff is not None:
-                return diff
-        if list(expected) != list(got):
-            return path or "/", f"members in the order {list(expected)}", list(got)
-        return None
-    if isinstance(expected, list):
-        for i, (e, g) in enumerate(zip(expected, got)):
-            diff = first_difference(e, g, f"{path}/{i}")
-            if diff is not None:
-                return diff
-        if len(expected) != len(got):
-            return path or "/", f"{len(expected)} items", f"{len(got)} items"
-        return None
-    return None if expected == got else (path or "/", expected, got)
+#: the first place where two JSON values differ (compare.json_difference)
+first_difference = json_difference
 
 
 def _dump_clauses(case: Case, kind: Any) -> list[str]:
@@ -223,4 +215,109 @@ def grade_reader(case: Case, outcome: Outcome, timeout: float, expected: bytes) 
         result.detail = f"the dump ends after {number - 1} lines, {len(want_lines) - 1} expected"
     else:
         result.detail = f"{len(got_lines) - len(want_lines)} lines more than the {len(want_lines) - 1} expected"
+    return result
+
+
+def _failed(name: str, suite: str, outcome: Outcome, diff: Difference) -> CaseResult:
+    return CaseResult(name, suite, Verdict.FAIL, diff.detail, diff.clauses, diff.expected, diff.got,
+                      path=diff.path, seconds=outcome.seconds, stderr=outcome.stderr_tail())
+
+
+def grade_writer(case: Case, outcome: Outcome, timeout: float, written: Path, expected: bytes) -> CaseResult:
+    """A writer's archive (CONF-WRITE-1): written, valid for the kit's validator, and read
+    back by the kit's reader to the case's expected dump; when the dump differs only in
+    the layout (offsets, index entries), the content must be the same."""
+    abnormal = _abnormal(case, "writer", outcome, timeout)
+    if abnormal is not None:
+        return abnormal
+    if outcome.returncode != 0:
+        return _protocol(case, "writer", outcome, f"exit status {outcome.returncode} (0 expected)")
+    result = CaseResult(case.id, "writer", Verdict.PASS, "", [], seconds=outcome.seconds,
+                        stderr=outcome.stderr_tail())
+    if not written.with_name(written.name + ".meta").is_file():
+        result.verdict, result.clauses = Verdict.FAIL, ["GEN-FILES"]
+        result.detail = f"no archive written at {written.name}"
+        return result
+    report = check_archive(written)
+    errors = sorted({d.code for d in report.diagnostics if d.severity == Severity.ERROR})
+    if errors:
+        result.verdict, result.clauses = Verdict.FAIL, _clauses_of(errors, case)
+        result.detail = f"the written archive is invalid: {', '.join(errors)}"
+        result.expected, result.got = {"error_codes": []}, {"error_codes": errors}
+        return result
+    buffer = io.StringIO()
+    try:
+        write_jsonl(Archive(written), buffer)
+    except PcpConformError as exc:
+        result.verdict, result.detail, result.clauses = Verdict.FAIL, f"the written archive cannot be read: {exc}", []
+        return result
+    dump = buffer.getvalue().encode("utf-8")
+    if dump == expected:
+        return result
+    want = [json.loads(line) for line in expected.decode("utf-8").splitlines()]
+    got = [json.loads(line) for line in dump.decode("utf-8").splitlines()]
+    diff = compare_dump_content(want, got)
+    if diff is None:
+        result.detail = "the same content as the expected archive, in another layout"
+        return result
+    return _failed(case.id, "writer", outcome, diff)
+
+
+def _document(case: Case, suite: str, outcome: Outcome, timeout: float, name: str) -> dict[str, Any] | CaseResult:
+    abnormal = _abnormal(case, suite, outcome, timeout, name)
+    if abnormal is not None:
+        return abnormal
+    if outcome.returncode != 0:
+        return _protocol(case, suite, outcome, f"exit status {outcome.returncode} (0 expected)", name)
+    try:
+        return parse_document(outcome.stdout, suite)
+    except ProtocolViolation as exc:
+        return _protocol(case, suite, outcome, str(exc), name)
+
+
+def grade_interp(case: Case, name: str, outcome: Outcome, timeout: float, expected: dict[str, Any],
+                 libpcp: dict[str, Any] | None, sems: dict[str, str],
+                 others: dict[str, dict[str, Any]]) -> CaseResult:
+    """An interp answer (CONF-INTERP-1): the rules' result, or libpcp's with its named
+    deviations; ``others`` holds the results of the same schedule under the other rule
+    sets, to say when the answer is theirs."""
+    doc = _document(case, "interp", outcome, timeout, name)
+    if isinstance(doc, CaseResult):
+        return doc
+    diff = compare_interp(expected, doc, sems)
+    result = CaseResult(name, "interp", Verdict.PASS, "", [], seconds=outcome.seconds, stderr=outcome.stderr_tail())
+    if diff is None:
+        return result
+    if libpcp is not None and compare_interp(libpcp, doc, sems) is None:
+        result.detail = "libpcp's answer, with its deviations"
+        return result
+    for rules, other in others.items():
+        if compare_interp(other, dict(doc, rules=other.get("rules")), sems) is None:
+            diff.detail = f"the answer of the {rules} rules, asked for {expected.get('rules')}: {diff.detail}"
+            diff.clauses = ["INTERP-VER-1", *[c for c in diff.clauses if c != "INTERP-VER-1"]]
+            break
+    return _failed(name, "interp", outcome, diff)
+
+
+def grade_derive(case: Case, name: str, outcome: Outcome, timeout: float, expected: dict[str, Any] | None,
+                 libpcp: dict[str, Any] | None, diagnostics: list[str], sems: dict[str, str]) -> CaseResult:
+    """A derive answer (CONF-DERIVE-1): diagnostics, descriptors and values of the profile."""
+    doc = _document(case, "derive", outcome, timeout, name)
+    if isinstance(doc, CaseResult):
+        return doc
+    diff = compare_derive(expected, diagnostics, doc, sems)
+    result = CaseResult(name, "derive", Verdict.PASS, "", [], seconds=outcome.seconds, stderr=outcome.stderr_tail())
+    if diff is None:
+        return result
+    if libpcp is not None and compare_derive(libpcp, diagnostics, doc, sems) is None:
+        result.detail = "libpcp's answer, with its deviations"
+        return result
+    return _failed(name, "derive", outcome, diff)
+
+
+def isolation_failure(result: CaseResult, why: str) -> CaseResult:
+    """The implementation changed its input or wrote outside its directory (CONF-ISO-1):
+    whatever it answered, the case fails."""
+    result.verdict, result.clauses = Verdict.FAIL, ["CONF-ISO-1"]
+    result.detail = why + (f" (and its answer: {result.detail})" if result.detail else "")
     return result
