@@ -4,10 +4,10 @@ For every seed, three files of random contents (versions 1, 2 and 3, random flag
 NOPREFIX and SENTINEL, every MMV type, indoms with long and odd instance names, strings up
 to 255 bytes, open and closed ELAPSED intervals) are laid out by the kit's writer, read
 back by the kit's reader, and served by the PMDA in one dbpmda session: the PMDA must
-export exactly the names ``exported_metrics`` gives (MMV-PMDA-* in spec/mmv.md), with
-PMIDs 70.cluster.item, InDoms 70.((cluster << 11) | serial), the instances of each indom
-and the values the reader reads, by type; mmvdump must list the same metrics, instances
-and values. One run of each tool per seed and referee keeps this fast.
+export exactly the names ``exported_metrics`` gives, with PMIDs 70.cluster.item, InDoms
+70.((cluster << 11) | serial), the instances of each indom and the values the reader reads,
+by type (MMV-ID-1, MMV-ID-2, MMV-IMPL-* in spec/mmv.md); mmvdump must list the same
+metrics, instances and values. One run of each tool per seed and referee keeps this fast.
 """
 
 from __future__ import annotations
