@@ -318,6 +318,8 @@ def test_contents_reach_every_rule() -> None:
                     x = v.typed(m.type)
                     if v.atom == ALL_FF and m.type != mm.TYPE_STRING:
                         seen.add(f"all-ff sentinel={sentinel}")
+                    if v.atom == b"\xff" * 4 + bytes(4) and m.type in (mm.TYPE_I32, mm.TYPE_U32):
+                        seen.add(f"32-bit all-ff sentinel={sentinel}")
                     if isinstance(x, float) and math.isnan(x):
                         seen.add(f"nan sentinel={sentinel}")
                     if x == "":
@@ -325,7 +327,7 @@ def test_contents_reach_every_rule() -> None:
                     if m.type == mm.TYPE_ELAPSED and v.extra < 0:
                         seen.add("open interval")
     wanted = {f"type {t}" for t in PMDA_TYPES} | {f"flags {f}" for f in range(0, 6) if f & 2 == 0}
-    wanted |= {f"{case} sentinel={s}" for case in ("all-ff", "nan", "empty string")
+    wanted |= {f"{case} sentinel={s}" for case in ("all-ff", "32-bit all-ff", "nan", "empty string")
                for s in (True, False)} | {"long name", "open interval"}
     assert wanted <= seen, wanted - seen
 
