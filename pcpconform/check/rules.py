@@ -165,3 +165,9 @@ RULES: dict[str, Rule] = {code: Rule(code, sev, clause, summary) for code, sev, 
 
 def rule(code: str) -> Rule:
     return RULES[code]
+
+
+# The MMV validator's rules live beside it (pcpconform/check/mmv/rules.py, spec/mmv.md).
+from pcpconform.check.mmv.rules import MMV_TABLE  # noqa: E402 (a table of plain data)
+
+RULES.update({code: Rule(code, Severity(sev), clause, summary) for code, sev, clause, summary in MMV_TABLE})

@@ -21,6 +21,8 @@ from pathlib import Path
 from construct import Construct, Int32ub
 
 from pcpconform.check.corpus import CASES, UNCOVERED
+from pcpconform.check.mmv.corpus import FAULTS as MMV_FAULTS
+from pcpconform.check.mmv.rules import MMV_CODES, MMV_TABLE
 from pcpconform.check.rules import RULES, UNCHECKED_CLAUSES
 from pcpconform.format.schema import (
     META_TYPE_NAMES,
@@ -179,11 +181,27 @@ def _rules_table() -> str:
                 example.setdefault(code, f"`{case.name}`: {case.fault}")
     lines = ["| Code | Severity | Clause | Finding | Example (invalid corpus case) |",
              "|---|---|---|---|---|"]
-    for r in RULES.values():
+    archive = [r for r in RULES.values() if r.code not in MMV_CODES]  # MMV's: spec/mmv.md
+    for r in archive:
         ex = example.get(r.code) or f"none: {UNCOVERED.get(r.code, 'not covered')}"
         lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
-    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(RULES)} rules) and the "
+    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(archive)} rules) and the "
               "invalid corpus `pcpconform.check.corpus.CASES`.*"]
+    return "\n".join(lines)
+
+
+def _mmv_rules_table() -> str:
+    example: dict[str, str] = {}
+    for fault in MMV_FAULTS:
+        for code in fault.codes:
+            example.setdefault(code, f"`mmv-{fault.name}-v{fault.versions[0]}`: {fault.title}")
+    lines = ["| Code | Severity | Clause | Finding | Example (invalid corpus case) |",
+             "|---|---|---|---|---|"]
+    for code, severity, clause, summary in MMV_TABLE:
+        ex = example.get(code, "none: needs more than one file, or an unreadable one")
+        lines.append(f"| `{code}` | {severity} | {clause} | {_cell(summary)} | {_cell(ex)} |")
+    lines += ["", f"*Generated from `pcpconform.check.mmv.rules.MMV_TABLE` ({len(MMV_TABLE)} rules)"
+              " and the faults of `pcpconform.check.mmv.corpus`.*"]
     return "\n".join(lines)
 
 
@@ -260,6 +278,7 @@ def _regions() -> dict[str, Region]:
     return {
         "version-parameters": Region(_version_table),
         "validator-rules": Region(_rules_table),
+        "mmv-validator-rules": Region(_mmv_rules_table),
         "validator-unchecked": Region(_unchecked_table),
         "timestamp-t2": t(lambda: struct_rows(TimevalT2.subcon), "schema.common.TimevalT2",
                           "timestamp"),

@@ -28,8 +28,9 @@ def test_every_must_clause_has_a_rule_or_a_reason() -> None:
 
 def test_every_rule_cites_an_existing_clause() -> None:
     text = (SPEC / "archive-format.md").read_text()
+    mmv = (SPEC / "mmv.md").read_text()   # the MMV validator's clauses
     for r in RULES.values():
-        assert f"**{r.clause}**" in text, r.code
+        assert f"**{r.clause}**" in (mmv if r.code.startswith("mmv.") else text), r.code
 
 
 def test_codes_are_stable_shaped_and_severities_known() -> None:
@@ -41,5 +42,6 @@ def test_codes_are_stable_shaped_and_severities_known() -> None:
 
 def test_validator_chapter_lists_every_code() -> None:
     chapter = (SPEC / "validator.md").read_text()
+    mmv = (SPEC / "mmv.md").read_text()   # the MMV validator's codes are listed there
     for code in RULES:
-        assert f"`{code}`" in chapter, code
+        assert f"`{code}`" in (mmv if code.startswith("mmv.") else chapter), code

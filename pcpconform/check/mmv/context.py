@@ -1,0 +1,108 @@
+"""What the checks of one MMV file share: its bytes, where findings go, and the facts earlier
+checks leave for later ones (sections, indoms, instances, metrics, string slots)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from construct import Construct
+
+from pcpconform.check.diagnostics import Report
+from pcpconform.mmv.schema import STRING_SIZE, MmvStructs
+
+__all__ = ["Section", "IndomFact", "MetricFact", "MmvContext"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One TOC entry as the checks use it (count 0 when negative)."""
+
+    toc: int            # index in the TOC
+    type: int
+    count: int
+    offset: int
+    entry_size: int
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.count * self.entry_size
+
+    def fitting(self, size: int) -> int:
+        """How many of its entries lie wholly inside a file of ``size`` bytes."""
+        if self.offset >= size:
+            return 0
+        return min(self.count, (size - self.offset) // self.entry_size)
+
+
+@dataclass
+class IndomFact:
+    index: int
+    offset: int
+    serial: int
+    instances: dict[int, str | None] = field(default_factory=dict)   # internal -> name
+    readable: bool = True  # False: its instances lie outside the file (reported once)
+
+
+@dataclass
+class MetricFact:
+    index: int
+    offset: int
+    name: str | None       # None: unreadable
+    exported: str | None   # the PMNS name, None when the PMDA does not export the metric
+    item: int
+    type: int
+    semantics: int
+    dimension: int
+    indom: int             # serial as stored (unsigned)
+
+
+class MmvContext:
+    """One MMV file under check."""
+
+    def __init__(self, data: Any, path: str, name: str, report: Report, cluster: int) -> None:
+        self.data = data            # bytes or an mmap
+        self.size = len(data)
+        self.file = path
+        self.name = name            # the file's name in its directory (the PMDA's prefix)
+        self.report = report
+        self.cluster = cluster      # the PMID cluster the PMDA uses for the file
+        self.version = 0
+        self.flags = 0
+        self.toc_end = 0            # end of the header and the TOC
+        self.structs: MmvStructs | None = None
+        self.sections: dict[int, Section] = {}
+        self.indoms: list[IndomFact] = []
+        self.instance_at: dict[int, tuple[int, int]] = {}   # offset -> (serial, internal)
+        self.metrics: list[MetricFact] = []
+        self.metric_at: dict[int, MetricFact] = {}
+        self.slots: list[tuple[int, str, int | None, int]] = []  # slot, field, record, field offset
+
+    def add(self, code: str, message: str, *, record: int | None = None,
+            offset: int | None = None, field: str | None = None) -> None:
+        self.report.add(code, self.file, message, record=record, offset=offset, field=field)
+
+    def parse(self, schema: Construct, offset: int, size: int) -> Any:
+        """The entry at offset (the caller has checked that it lies inside the file)."""
+        return schema.parse(bytes(self.data[offset:offset + size]))
+
+    def slot(self, offset: int, *, code: str, nul_code: str, fld: str, record: int | None,
+             where: int, optional: bool = False) -> str | None:
+        """The text of the 256-byte string slot at ``offset``, named by the field at ``where``;
+        None (reported under ``code``) when it is not a whole slot after the TOC. A slot
+        without a NUL is reported under ``nul_code`` and read as readers read it (255 bytes)."""
+        if offset == 0 and optional:
+            return None
+        if offset < self.toc_end or offset + STRING_SIZE > self.size:
+            what = "0" if offset == 0 else f"{offset}"
+            self.add(code, f"string offset {what} is not a 256-byte slot after the TOC and inside"
+                     f" the file ({self.size} bytes)", record=record, offset=where, field=fld)
+            return None
+        self.slots.append((offset, fld, record, where))
+        raw = bytes(self.data[offset:offset + STRING_SIZE])
+        end = raw.find(b"\0")
+        if end < 0:
+            self.add(nul_code, f"the string slot at {offset} has no NUL in its 256 bytes",
+                     record=record, offset=offset, field=fld)
+            end = STRING_SIZE - 1
+        return raw[:end].decode("utf-8", "surrogateescape")

@@ -1,0 +1,97 @@
+"""Values and string slots (MMV-CHK-VALUE-*, MMV-CHK-STR-1, MMV-CHK-TOC-4).
+
+The PMDA follows a value's metric and instance back-pointers unchecked, and checks a STRING
+value's slot with ``sizeof(MMV_STRINGMAX)`` (4) where 256 bytes are copied (reference
+defect 1); here every one must be a whole entry of the right kind inside the file.
+"""
+
+from __future__ import annotations
+
+from pcpconform.check.mmv.context import MmvContext
+from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_NOSUPPORT, TYPE_STRING
+from pcpconform.mmv.schema import STRING_SIZE, TOC_STRINGS, TOC_VALUES, VALUE_SIZE
+
+__all__ = ["check_values", "check_string_section"]
+
+
+def check_values(ctx: MmvContext) -> None:
+    sect = ctx.sections.get(TOC_VALUES)
+    if sect is None:
+        return
+    assert ctx.structs is not None
+    s = ctx.structs
+    seen: dict[tuple[int, int | None], int] = {}
+    readable = {d.serial for d in ctx.indoms if d.readable}
+    for n in range(sect.fitting(ctx.size)):
+        where = sect.offset + VALUE_SIZE * n
+        f = f"values[{n}]"
+        v = ctx.parse(s.value, where, VALUE_SIZE)
+        m = ctx.metric_at.get(v.metric)
+        if m is None:
+            inside = v.metric > 0 and v.metric + s.metric_size <= ctx.size
+            ctx.add("mmv.value-metric", f"metric back-pointer {v.metric} is not a metric entry"
+                    + ("" if inside else " and lies outside the file (the PMDA follows it"
+                       " unchecked)"), record=n, offset=where + 16, field=f + ".metric")
+            continue
+        instance: int | None = None
+        known = True
+        if m.indom in (0, 0xFFFFFFFF):
+            if v.instance != 0:
+                ctx.add("mmv.value-singular-instance", f"metrics[{m.index}] is singular, but the"
+                        f" value points at {v.instance} (ignored)", record=n, offset=where + 24,
+                        field=f + ".instance")
+        elif m.indom not in readable:
+            known = False   # the indom is undeclared or unreadable: reported already
+        else:
+            owner = ctx.instance_at.get(v.instance)
+            if owner is None or owner[0] != m.indom:
+                ctx.add("mmv.value-instance", f"instance back-pointer {v.instance} is not an"
+                        f" instance of indom {m.indom}", record=n, offset=where + 24,
+                        field=f + ".instance")
+                continue
+            instance = owner[1]
+        key = (m.index, instance)
+        if known and key in seen:
+            ctx.add("mmv.value-duplicate", f"values[{seen[key]}] already holds metrics[{m.index}]"
+                    + ("" if instance is None else f" instance {instance}") + " (the PMDA serves"
+                    " the first)", record=n, offset=where + 16, field=f + ".metric")
+        seen.setdefault(key, n)
+        if m.type == TYPE_STRING:
+            ctx.slot(v.extra, code="mmv.string-value-offset", nul_code="mmv.string-nul",
+                     fld=f + ".extra", record=n, where=where + 8)
+        elif m.type == TYPE_ELAPSED and v.extra > 0:
+            ctx.add("mmv.elapsed-extra", f"extra {v.extra} is positive (an open interval is"
+                    " negative; mmvdump flags it)", record=n, offset=where + 8, field=f + ".extra")
+    _missing(ctx, seen)
+
+
+def _missing(ctx: MmvContext, seen: dict[tuple[int, int | None], int]) -> None:
+    indoms = {d.serial: d for d in ctx.indoms}
+    for m in ctx.metrics:
+        if m.exported is None or m.type == TYPE_NOSUPPORT:
+            continue
+        if m.indom in (0, 0xFFFFFFFF):
+            wanted: list[int | None] = [None]
+        else:
+            d = indoms.get(m.indom)
+            wanted = [] if d is None else list(d.instances)
+        absent = [i for i in wanted if (m.index, i) not in seen]
+        if absent:
+            which = "" if absent == [None] else f" for instance(s) {absent[:5]}"
+            ctx.add("mmv.value-missing", f"{m.exported} has no value{which}", record=m.index,
+                    offset=m.offset, field=f"metrics[{m.index}]")
+
+
+def check_string_section(ctx: MmvContext) -> None:
+    """Every slot reached must be a slot of the strings section (the PMDA ignores that section,
+    so this is a cross-check); reported once per file."""
+    if not ctx.slots:
+        return
+    sect = ctx.sections.get(TOC_STRINGS)
+    for slot, fld, record, where in ctx.slots:
+        if sect is None or slot < sect.offset or slot + STRING_SIZE > sect.end \
+                or (slot - sect.offset) % STRING_SIZE:
+            ctx.add("mmv.toc-crosscheck", f"the string slot at {slot} is not a slot of the strings"
+                    " section" + ("" if sect else " (there is none)"), record=record,
+                    offset=where, field=fld)
+            return
