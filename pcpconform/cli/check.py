@@ -22,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to this file instead of standard output")
-    p.add_argument("--warnings-as-errors", action="store_true",
-                   help="exit 1 when there are warnings, even without errors")
+    p.add_argument("--strict", "--warnings-as-errors", dest="warnings_as_errors", action="store_true",
+                   help="every spec violation fails: exit 1 on warnings too, not only on what "
+                        "libpcp rejects or misreads")
     p.add_argument("--max-diagnostics", type=count_option(1), metavar="N",
                    help="stop checking an archive after N diagnostics")
     p.add_argument("-j", "--jobs", type=count_option(0), default=1, metavar="N",

@@ -81,7 +81,9 @@ def test_every_error_code_is_covered_or_explained(built: Built) -> None:
     for code, reason in uncovered.items():
         assert code in RULES and reason.strip()
         assert code not in covered, f"{code} is covered and listed as uncovered"
-    errors = {code for code, r in RULES.items() if r.severity == Severity.ERROR}
+    # MMV rules have their own corpus (pcpconform.check.mmv.corpus)
+    errors = {code for code, r in RULES.items() if r.severity == Severity.ERROR
+              and not code.startswith("mmv.")}
     missing = sorted(errors - covered - set(uncovered))
     assert not missing, f"error codes with no case and no reason: {missing}"
 

@@ -17,8 +17,16 @@ codes at least.
 needs), ``valid`` (the untouched originals, which must check clean) and ``uncovered`` (error
 codes no byte edit can produce, each with the reason).
 
+Quirks are the other registry: ``QUIRKS`` (module ``quirks``) lists archives that break a
+rule of the spec yet every referee libpcp reads with the values written. Each ``Quirk`` has a
+``name``, a ``title``, an ``edit`` (a function of an ArchiveEdit of a valid generated archive),
+the ``clauses`` it bends, the ``warnings`` (codes, all warnings) check must report, the archive
+``versions`` and the ``source`` fixture; ``build_quirk(quirk, version, base)`` writes it. They
+belong to the valid corpus (``corpus/cases/valid/quirk-<name>-v<N>``): check exits 0 on them.
+
 Modules: ``edit`` (ArchiveEdit and the record helpers), ``registry`` (Case, CASES, UNCOVERED),
-``cases_*`` (the faults by area), ``build`` (build_corpus, render_readme, main).
+``cases_*`` (the faults by area), ``quirks`` (Quirk, QUIRKS, build_quirk), ``build``
+(build_corpus, render_readme, main).
 """
 
 # The cases register themselves on import, and this order is the order of the manifest;
@@ -29,6 +37,8 @@ from pcpconform.check.corpus import cases_results, cases_index  # noqa: F401
 # isort: on
 from pcpconform.check.corpus.build import README, build_corpus, main, render_readme
 from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.check.corpus.quirks import QUIRKS, Quirk, build_quirk
 from pcpconform.check.corpus.registry import CASES, UNCOVERED, Case
 
-__all__ = ["Case", "CASES", "UNCOVERED", "ArchiveEdit", "README", "build_corpus", "render_readme", "main"]
+__all__ = ["Case", "CASES", "UNCOVERED", "Quirk", "QUIRKS", "build_quirk", "ArchiveEdit", "README",
+           "build_corpus", "render_readme", "main"]
