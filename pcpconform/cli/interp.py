@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import Any, cast
 
 from pcpconform.cli.output import opened_output
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.builtin import MetricSource
+from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for
 from pcpconform.oracles.interp.replay import DEVIATIONS, RULE_SETS, Replay
 from pcpconform.oracles.interp.report import write_csv, write_json, write_text
 from pcpconform.oracles.interp.schedule import (
@@ -33,11 +36,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, help="number of fetches (default: up to --end)")
     p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
                    help="only these instances (external names or ids)")
-    p.add_argument("--rules", choices=RULE_SETS, default="pcp-6.3")
+    p.add_argument("--rules", choices=(*RULE_SETS, "auto"), default="pcp-6.3",
+                   help="interpolation rules: pcp-6.0 (libpcp before 6.3.2), pcp-6.3 (6.3.2 "
+                   "and later, PCP 7), or auto: those of the PCP installed here")
     p.add_argument("--rate", action="store_true", help="convert counters to rates per second, as pmval does")
     p.add_argument("--emulate", action="append", choices=("all", *DEVIATIONS),
                    help="reproduce a named libpcp deviation (spec/interp.md, INTERP-DEV-*)")
-    p.add_argument("--plot", metavar="FILE.png", help="also draw observations and replayed values")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw observations and replayed values "
+                   "(with --rate, the rates on an axis of their own)")
     p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("-o", "--output")
 
@@ -51,38 +57,62 @@ def _plotter() -> Any:
     return plot_replay
 
 
+def singular_warnings(replay: Replay, source: MetricSource) -> list[str]:
+    """INTERP-SINGULAR-1: what libpcp 6.x does differently on these archives."""
+    return [f"{source.metric_name(pmid)} has no instance domain but value sets with {n} values: "
+            "the last of each is replayed (libpcp 7); libpcp 6.0.3 and 6.3.8 abort on them"
+            for pmid, n in sorted(replay.singular_quirks.items()) if n > 1]
+
+
 def run(args: argparse.Namespace) -> int:
     archive = Archive(args.archive)
-    pmids = []
+    source = MetricSource(archive)
+    pmids: list[int] = []
     for m in args.metric:
         try:
-            pmids.append(int(archive.desc(m).pmid))
+            pmid = int(source.lookup(m).pmid)
         except KeyError:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
+        if pmid not in pmids:
+            pmids.append(pmid)
+    rules, how = chosen_rules(args.rules, interp_rules_for, "pcp-6.3")
+    if how.startswith("--rules auto:"):
+        print(f"pcpconform interp: {how}", file=sys.stderr)
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
-    replay = Replay(archive, pmids, rules=args.rules, emulate=emulate, from_time=early)
-    start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples)
+    replay = Replay(archive, pmids, rules=rules, emulate=emulate, from_time=early)
+    start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples,
+                        first_record=replay.first_record)
     if args.instances:
         wanted = [w for arg in args.instances for w in arg.split(",") if w]
-        for pmid in pmids:
-            desc = archive.desc(pmid)
-            if desc.indom.is_null:
-                raise UsageError(f"--instances: {archive.metric_name(pmid)} has no instance domain")
-            names = {i: n for r in archive.indom_history(desc.indom) for i, n in r.instances.items()}
-            keep = instance_filter(names, wanted, archive.metric_name(pmid))
-            replay.instances[pmid] = [i for i in replay.instances[pmid] if i in keep]
+        restrict_instances(source, replay, wanted)
+    for line in singular_warnings(replay, source):
+        print(f"pcpconform interp: warning: {line}", file=sys.stderr)
     samples = replay.schedule(start, interval, count)
-    if args.rate:
-        samples = rate_convert(samples, replay.descs)
+    rates = rate_convert(samples, replay.descs) if args.rate else None
     if args.plot:
         plot_replay = _plotter()
-        plot_replay(replay, samples, args.plot, title=f"{args.archive} ({args.rules})")
+        plot_replay(replay, samples, args.plot, title=f"{args.archive} ({rules})", rates=rates,
+                    names=source.metric_name)
+    shown = rates if rates is not None else samples
+    view = cast(Archive, source)        # MetricSource reads as an Archive to the report
     with opened_output(args.output) as out:
         if args.format == "json":
-            write_json(archive, samples, args.rules, out, rate=args.rate, emulate=emulate)
+            write_json(view, shown, rules, out, rate=args.rate, emulate=emulate, rules_from=how)
         elif args.format == "csv":
-            write_csv(archive, samples, out, rate=args.rate)
+            write_csv(view, shown, out, rate=args.rate)
         else:
-            write_text(archive, samples, out, rate=args.rate)
+            write_text(view, shown, out, rate=args.rate, header=f"# rules {rules} ({how})")
     return 0
+
+
+def restrict_instances(source: MetricSource, replay: Any, wanted: list[str]) -> None:
+    """--instances (INTERP-CLI-2): keep only the named instances of every replayed metric."""
+    for pmid in replay.instances:
+        desc = source.desc(pmid)
+        name = source.metric_name(pmid)
+        if desc.indom.is_null:
+            raise UsageError(f"--instances: {name} has no instance domain")
+        names = {i: n for r in source.indom_history(desc.indom) for i, n in r.instances.items()}
+        keep = instance_filter(names, wanted, name)
+        replay.instances[pmid] = [i for i in replay.instances[pmid] if i in keep]

@@ -13,7 +13,9 @@ start:
   per reason (``gid="novalue:<reason>"``, the reason in the legend);
 * marks, as vertical dashed lines (one line, ``gid="marks"``);
 * non-finite numbers (NaN, ±inf), which have no place on a value axis, as ``^`` markers
-  along the top (``gid="nonfinite"``), their position in the value lines being NaN.
+  along the top (``gid="nonfinite"``), their position in the value lines being NaN;
+* given ``rates`` (the samples after ``--rate``), a COUNTER's rates per second on an axis
+  of their own at the right (a dotted line, ``gid="rates"``).
 
 ``STRING``, aggregate, event (and unknown) types have no value axis: such a panel is a
 timeline with the observations on a row ``archive`` (y = 1) and the samples with a value
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
@@ -54,7 +56,7 @@ _REASON_STYLE = {               # colour of each reason's "x" markers
     "counter across mark": "tab:brown", "not alive": "tab:olive", _EOL: "black",
     _MISSING: "tab:pink",
 }
-_OBS_COLOR, _VAL_COLOR = "tab:blue", "tab:red"
+_OBS_COLOR, _VAL_COLOR, _RATE_COLOR = "tab:blue", "tab:red", "tab:green"
 
 
 def _obs_style(n: int) -> dict[str, Any]:
@@ -81,6 +83,7 @@ class Panel:
     sample_times: list[float] = field(default_factory=list)   # every sample, end of log too
     sample_values: list[Any] = field(default_factory=list)    # value, or NoValue
     marks: list[float] = field(default_factory=list)
+    rate_values: list[Any] | None = None                      # per sample, for counters
 
     @property
     def has_value(self) -> bool:
@@ -119,8 +122,8 @@ def _instance_names(replay: Any, desc: Any) -> dict[int, str]:
     return names
 
 
-def _metric_label(replay: Any, pmid: int, desc: Any) -> str:
-    name = _safe(replay.archive.metric_name, pmid, default=None) or str(pmid)
+def _metric_label(replay: Any, pmid: int, desc: Any, names: Callable[[int], str] | None) -> str:
+    name = _safe(names or replay.archive.metric_name, pmid, default=None) or str(pmid)
     if desc is None:
         return name
     try:
@@ -134,9 +137,11 @@ def _metric_label(replay: Any, pmid: int, desc: Any) -> str:
     return f"{name} ({ptype} {sem})"
 
 
-def panels(replay: Replay, samples: Sequence[Sample]) -> list[Panel]:
+def panels(replay: Replay, samples: Sequence[Sample], *, rates: Sequence[Sample] | None = None,
+           names: Callable[[int], str] | None = None) -> list[Panel]:
     """Every (metric, instance) with an observation in the replay or a value in the
-    samples, in the replay's metric order, then instance order: the panels to draw."""
+    samples, in the replay's metric order, then instance order: the panels to draw.
+    ``rates`` (as many samples) adds each COUNTER's rates; ``names`` names the metrics."""
     descs: dict[int, Any] = dict(getattr(replay, "descs", {}) or {})
     series: dict[tuple[int, int], Any] = dict(getattr(replay, "series", {}) or {})
     known: dict[int, list[int]] = dict(getattr(replay, "instances", {}) or {})
@@ -160,8 +165,8 @@ def panels(replay: Replay, samples: Sequence[Sample]) -> list[Panel]:
         for s in samples:
             extra.update(s.values.get(pmid, {}))
         insts += sorted(extra - set(insts))
-        names = _instance_names(replay, desc)
-        label = _metric_label(replay, pmid, desc)
+        inst_names = _instance_names(replay, desc)
+        label = _metric_label(replay, pmid, desc, names)
         numeric = desc is not None and desc.type in NUMERIC_TYPES
         sem = desc.sem if desc is not None else PmSem.INSTANT
         for inst in insts:
@@ -173,10 +178,13 @@ def panels(replay: Replay, samples: Sequence[Sample]) -> list[Panel]:
                 else:
                     values.append(s.values.get(pmid, {}).get(inst, NoValue(_MISSING)))
             panel = Panel(pmid, inst, label if inst == PM_IN_NULL else
-                          f"{label} [{names.get(inst, f'inst {inst}')}]", numeric, sem,
+                          f"{label} [{inst_names.get(inst, f'inst {inst}')}]", numeric, sem,
                           list(obs.times) if obs is not None else [],
                           list(obs.values) if obs is not None else [],
                           list(times), values, marks)
+            if rates is not None and sem == PmSem.COUNTER and numeric:
+                panel.rate_values = [NoValue(_EOL) if r.eol else
+                                     r.values.get(pmid, {}).get(inst, NoValue(_MISSING)) for r in rates]
             if panel.obs_times or panel.has_value:
                 out.append(panel)
     return out
@@ -225,6 +233,8 @@ def _draw_numeric(ax: Any, panel: Panel, rules: str) -> None:
         ax.plot(bad, [0.97] * len(bad), transform=ax.get_xaxis_transform(), linestyle="none",
                 marker="^", markersize=4, color="tab:green", label="NaN / inf",
                 gid="nonfinite", clip_on=False)
+    if panel.rate_values is not None:
+        _draw_rates(ax, panel)
     if not any(math.isfinite(y) for y in obs_y + val_y):
         ax.set_ylim(-1, 1)
     else:
@@ -232,6 +242,23 @@ def _draw_numeric(ax: Any, panel: Panel, rules: str) -> None:
         hi = max(y for y in obs_y + val_y if math.isfinite(y))
         if not math.isfinite(hi - lo):            # e.g. -1e308 .. 1e308: no usable scale
             ax.set_yscale("symlog")
+
+
+def _draw_rates(ax: Any, panel: Panel) -> None:
+    """A counter's rates per second, on their own axis at the right (INTERP-RATE-1)."""
+    assert panel.rate_values is not None
+    twin = ax.twinx()
+    xs, ys = [], []
+    for t, v in zip(panel.sample_times, panel.rate_values):
+        if math.isfinite(t):
+            xs.append(t)
+            ys.append(math.nan if isinstance(v, NoValue) else _finite(v))
+    twin.plot(xs, ys, linestyle=":", linewidth=1.2, marker=".", markersize=3, color=_RATE_COLOR,
+              label="rate (per second)", gid="rates")
+    twin.set_ylabel("per second", fontsize="x-small", color=_RATE_COLOR)
+    twin.tick_params(labelsize="x-small", colors=_RATE_COLOR)
+    if not any(math.isfinite(y) for y in ys):
+        twin.set_ylim(-1, 1)
 
 
 def _num0(v: Any) -> float:
@@ -261,9 +288,10 @@ def _draw_panel(ax: Any, panel: Panel, rules: str) -> None:
 
 
 def build_figure(replay: Replay, samples: Sequence[Sample], *, title: str | None = None,
-                 max_panels: int = MAX_PANELS) -> Figure:
+                 max_panels: int = MAX_PANELS, rates: Sequence[Sample] | None = None,
+                 names: Callable[[int], str] | None = None) -> Figure:
     """The figure ``plot_replay`` saves (not attached to any screen)."""
-    todo = panels(replay, samples)
+    todo = panels(replay, samples, rates=rates, names=names)
     shown = todo[:max(max_panels, 0)]
     n = len(shown)
     ncols = 1 if n <= 3 else 2 if n <= 12 else 3
@@ -294,7 +322,7 @@ def build_figure(replay: Replay, samples: Sequence[Sample], *, title: str | None
             ax.set_title(panel.title, fontsize="small")
             ax.text(0.5, 0.5, f"cannot draw: {type(exc).__name__}: {exc}"[:120],
                     ha="center", va="center", transform=ax.transAxes, fontsize="x-small")
-    _figure_legend(fig, axes[:n], height)
+    _figure_legend(fig, fig.axes, height)        # the rate axes too
     for i, ax in enumerate(axes[:n]):
         if i + ncols >= n:                  # no panel below (the last row may be short)
             ax.set_xlabel("seconds from archive start", fontsize="x-small")
@@ -314,13 +342,16 @@ def _figure_legend(fig: Any, axes: Any, height: float) -> None:
 
 
 def plot_replay(replay: Replay, samples: Sequence[Sample], path: str | PathLike[str], *,
-                title: str | None = None, max_panels: int = MAX_PANELS) -> None:
+                title: str | None = None, max_panels: int = MAX_PANELS,
+                rates: Sequence[Sample] | None = None,
+                names: Callable[[int], str] | None = None) -> None:
     """Draw ``samples`` of ``replay`` against the archive's observations into ``path``
     (PNG, or any format matplotlib infers from the suffix)."""
     try:
         with warnings.catch_warnings():   # ticks over ranges near 1e308 overflow harmlessly
             warnings.simplefilter("ignore", RuntimeWarning)
-            build_figure(replay, samples, title=title, max_panels=max_panels).savefig(path, dpi=100)
+            build_figure(replay, samples, title=title, max_panels=max_panels, rates=rates,
+                         names=names).savefig(path, dpi=100)
     except (ValueError, OverflowError, RuntimeError) as exc:
         # a scale Agg cannot render: fall back to a figure saying so rather than raising
         plain = Figure(figsize=(6.4, 2.0))

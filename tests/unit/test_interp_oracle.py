@@ -73,6 +73,8 @@ def test_cli_json_format_and_errors(seed: Path) -> None:
     values = [s["metrics"][0]["instances"][0]["value"] for s in doc["samples"]]
     assert values == [{"type": "u32", "value": v} for v in ("870", "1020", "1150")]
     assert run("interp", str(seed), "no.such.metric")[0] == 2
-    assert run("interp", str(seed), "seed.counter", "--start", "+500")[0] == 2
+    # INTERP-EOL-3: a start past the end is end of log, not a usage error
+    assert run("interp", str(seed), "seed.counter", "--start", "+500")[:2] == \
+        (0, "# rules pcp-6.3 (as asked)\n2023-11-14 22:21:50.000000000Z  end of log\n")
     assert run("interp", str(seed), "seed.counter", "--interval", "0")[0] == 2
     assert run("interp", str(seed.parent / "missing"), "seed.counter")[0] == 2

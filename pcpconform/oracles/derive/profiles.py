@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-__all__ = ["Profile", "PROFILES", "profile"]
+from pcpconform.oracles.interp.installed import version_tuple
+
+__all__ = ["Profile", "PROFILES", "profile", "profile_for"]
 
 
 @dataclass(frozen=True)
@@ -66,3 +68,12 @@ def profile(name: str) -> Profile:
         return PROFILES[name]
     except KeyError:
         raise ValueError(f"rules must be one of {', '.join(PROFILES)}") from None
+
+
+def profile_for(version: str) -> str:
+    """The profile that models libpcp ``version``: 7.x -> pcp-7; from 6.2.1 (where the
+    features of pcp-6.3 begin to appear) -> pcp-6.3; older -> pcp-6.0."""
+    v = version_tuple(version)
+    if v >= (7, 0, 0):
+        return "pcp-7"
+    return "pcp-6.3" if v >= (6, 2, 1) else "pcp-6.0"

@@ -108,6 +108,7 @@ class ReplayView(Protocol):
     descs: dict[int, Any]
     instances: dict[int, list[int]]
     series: dict[tuple[int, int], Series]
+    builtin: frozenset[int]
 
     def rel(self, ts: Timestamp) -> float: ...
 

@@ -27,6 +27,7 @@ from typing import Any
 from pcpconform.format.cnum import NUMERIC_TYPES
 from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.builtin import BUILTIN, BUILTIN_REASON, MetricSource, builtin_desc
 from pcpconform.oracles.interp.model import (
     CALIPER,
     DEVIATIONS,
@@ -47,6 +48,7 @@ from pcpconform.oracles.interp.model import (
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
 NO_NUMPY = "no numpy"          # a whole-schedule fallback reason (ScheduleStats.fallbacks)
+_NULL_INST = (PM_IN_NULL,)
 
 
 class Replay:
@@ -66,12 +68,18 @@ class Replay:
         self.archive = archive
         self.rules = rules
         self.start = archive.start
-        self.descs = {int(p): archive.desc(int(p)) for p in pmids}
+        self.descs = {int(p): builtin_desc(archive, int(p)) for p in pmids}
+        #: libpcp's built-in metrics asked for that the archive lacks (INTERP-BUILTIN-1)
+        self.builtin = frozenset(p for p, d in self.descs.items() if BUILTIN.get(p) is d)
         self.series: dict[tuple[int, int], Series] = {}
         self.marks: list[float] = []
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
+        self.first_record: Timestamp | None = None    # the first record's time (a full pass)
         self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
+        #: singular metrics whose values are not (only) PM_IN_NULL's: pmid -> the most values
+        #: one value set held (INTERP-SINGULAR-1; more than 1 aborts libpcp 6.x)
+        self.singular_quirks: dict[int, int] = {}
         self.seeked_from: Any = None            # the index entry the pass started at, if any
         index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
         results = None
@@ -106,7 +114,8 @@ class Replay:
         entries = [e for e in index if e.timestamp.total_nsec() < when.total_nsec()]
         if len(entries) < 2:
             return None
-        want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts}
+        want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts
+                if pmid not in self.builtin}
         step, k = 1, len(entries) - 1
         limit = when.total_nsec()
         while k > 0:
@@ -121,7 +130,10 @@ class Replay:
                     break
                 for vs in res.vsets:
                     if vs.numval > 0 and vs.pmid in self.descs:
-                        seen.update((vs.pmid, inst) for inst in vs.columns[0])
+                        if self.descs[vs.pmid].indom.is_null:      # INTERP-SINGULAR-1
+                            seen.add((vs.pmid, PM_IN_NULL))
+                        else:
+                            seen.update((vs.pmid, inst) for inst in vs.columns[0])
             if covered or want <= seen:
                 return entry
             k -= step
@@ -136,11 +148,16 @@ class Replay:
         series afterwards, a run of records with the same instance list at a time."""
         pending: dict[int, list[tuple[int, float, tuple[int, ...], tuple[Any, ...]]]] = {
             pmid: [] for pmid in self.descs}
+        singular = {pmid for pmid, desc in self.descs.items() if desc.indom.is_null}
+        quirks = self.singular_quirks
         marks = self.marks
         rel = self.rel
         end, last = self.end, self.last
         seq = 0
+        first = None
         for res in (archive.results() if results is None else results):
+            if first is None:
+                first = res.timestamp
             t = rel(res.timestamp)
             if t > end:
                 end, last = t, res.timestamp
@@ -153,9 +170,15 @@ class Replay:
                     entries = pending.get(vs.pmid)
                     if entries is not None:
                         insts, values = vs.columns
+                        if vs.pmid in singular and insts != _NULL_INST:
+                            # INTERP-SINGULAR-1: every value is PM_IN_NULL's, the last wins
+                            quirks[vs.pmid] = max(quirks.get(vs.pmid, 0), len(insts))
+                            insts, values = _NULL_INST, values[-1:]
                         entries.append((seq, t, insts, values))
                 seq += 1
         self.end, self.last = end, last
+        if results is None:
+            self.first_record = first
         found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
         for pmid, entries in pending.items():
             for insts, group in itertools.groupby(entries, key=operator.itemgetter(2)):
@@ -433,7 +456,9 @@ class Replay:
             hidden = self._hidden_marks(pmid) if self._held_pair else []
             crossed = any(not any(lo < m < hi for lo, hi in hidden) for m in between)
             values: dict[int, Any] = {}
-            if desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
+            if pmid in self.builtin:
+                values = {PM_IN_NULL: NoValue(BUILTIN_REASON)}
+            elif desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
                 values = {}
             elif desc.sem == PmSem.COUNTER and crossed and self._fetch.prev_had.get(pmid):
                 values = {inst: NoValue("counter across mark") for inst in self.instances[pmid]}
@@ -487,6 +512,6 @@ def interpolate(archive: Archive, metrics: Sequence[int | str], start: Timestamp
                 interval_nsec: int, count: int, *, rules: str = "pcp-6.3",
                 emulate: Iterable[str] = ()) -> list[Sample]:
     """Replay ``metrics`` (names or pmIDs) on a schedule; see Replay.schedule."""
-    pmids = [int(archive.desc(m).pmid) for m in metrics]
+    pmids = [int(MetricSource(archive).desc(m).pmid) for m in metrics]
     return Replay(archive, pmids, rules=rules, emulate=emulate).schedule(start, interval_nsec, count)
 

@@ -43,7 +43,8 @@ def _rows(archive: Archive, s: Sample, rate: bool) -> Iterator[_Row]:
 
 
 def samples_json(archive: Archive, samples: list[Sample], rules: str, *,
-                 rate: bool = False, emulate: tuple[str, ...] = ()) -> dict[str, Any]:
+                 rate: bool = False, emulate: tuple[str, ...] = (),
+                 rules_from: str | None = None) -> dict[str, Any]:
     out = []
     for s in samples:
         entry: dict[str, Any] = {"time": {"sec": s.time.sec, "nsec": s.time.nsec}, "eol": s.eol,
@@ -59,7 +60,10 @@ def samples_json(archive: Archive, samples: list[Sample], rules: str, *,
                 insts.append(row)
             entry["metrics"].append({"pmid": str(PmID(pmid)), "name": name, "instances": insts})
         out.append(entry)
-    doc = {**FORMAT, "rules": rules, "samples": out}
+    doc: dict[str, Any] = {**FORMAT, "rules": rules}
+    if rules_from is not None:
+        doc["rules_from"] = rules_from          # how the rule set was chosen (INTERP-CLI-7)
+    doc["samples"] = out
     if rate:
         doc["rate"] = True
     if emulate:
@@ -72,7 +76,10 @@ def write_json(archive: Archive, samples: list[Sample], rules: str, out: TextIO,
     out.write("\n")
 
 
-def write_text(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False) -> None:
+def write_text(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False,
+               header: str | None = None) -> None:
+    if header is not None:
+        out.write(header + "\n")
     for s in samples:
         if s.eol:
             out.write(f"{when_text(s.time)}  end of log\n")

@@ -82,22 +82,44 @@ def interval_and_seek(interval_arg: str, start_arg: str | None,
     return interval, None
 
 
+#: the most fetches a default schedule (no --samples) may make (INTERP-CLI-6)
+DEFAULT_LIMIT = 1_000_000
+
+
+def _span(nsec: int) -> str:
+    days, rest = divmod(abs(nsec) // 10**9, 86400)
+    return f"{days} days {rest // 3600}h" if days else f"{rest}s"
+
+
 def plan(first: Timestamp, last: Timestamp, start_arg: str | None, end_arg: str | None,
-         interval: int, samples: int | None) -> tuple[Timestamp, int]:
-    """The first fetch time and the number of fetches for a replay of the records between
-    ``first`` and ``last`` (INTERP-CLI-1): by default from one end to the other in the
-    direction of ``interval``; a start more than 1 ms outside the records is refused."""
+         interval: int, samples: int | None, *, first_record: Timestamp | None = None,
+         limit: int = DEFAULT_LIMIT) -> tuple[Timestamp, int]:
+    """The first fetch time and the number of fetches for a replay of an archive whose label
+    starts at ``first`` and whose latest record is at ``last`` (INTERP-CLI-1): by default
+    from one end to the other in the direction of ``interval``. A start outside the archive
+    is accepted: those fetches are end of log, as in libpcp (INTERP-EOL-3). A default
+    schedule of more than ``limit`` fetches is refused, naming the extent it came from
+    (INTERP-CLI-6)."""
     start = parse_when(start_arg, "--start", first, last) if start_arg else (
         first if interval > 0 else last)
     end = parse_when(end_arg, "--end", first, last) if end_arg else None
-    if not first.total_nsec() - 1_000_000 <= start.total_nsec() <= last.total_nsec() + 1_000_000:
-        raise UsageError(f"--start {start} is outside the archive ({first} .. {last})")
-    if samples is None:
-        stop = (end or (last if interval > 0 else first)).total_nsec()
-        return start, max((stop - start.total_nsec()) // interval + 1, 1)
-    if samples < 1:
-        raise UsageError("--samples must be at least 1")
-    return start, samples
+    if samples is not None:
+        if samples < 1:
+            raise UsageError("--samples must be at least 1")
+        return start, samples
+    stop = (end or (last if interval > 0 else first)).total_nsec()
+    count = max((stop - start.total_nsec()) // interval + 1, 1)
+    if count > limit:
+        extent = f"the label starts at {first}, the latest record is at {last}"
+        if first_record is not None:
+            extent += f", the first record is at {first_record}"
+            gap = first_record.total_nsec() - first.total_nsec()
+            if abs(gap) > 86400 * 10**9:
+                extent += f": the label's start lies {_span(gap)} from the first record (a damaged label?)"
+        raise UsageError(f"the default schedule would make {count} fetches from {start} to "
+                         f"{Timestamp.from_nsec(stop)} ({extent}); give --samples, --end or a "
+                         f"larger --interval (at most {limit} fetches by default)")
+    return start, count
 
 
 def instance_filter(names: dict[int, str], wanted: list[str], metric: str) -> set[int]:

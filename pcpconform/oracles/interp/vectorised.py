@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from pcpconform.format.cnum import NUMERIC_TYPES
-from pcpconform.format.pmtypes import PmSem, PmType, Timestamp
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
+from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.model import (
     EDGE,
     FetchState,
@@ -339,6 +340,10 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
     prev_had: dict[int, bool] = {}
     for pmid, desc in replay.descs.items():
         insts = list(replay.instances[pmid])
+        if pmid in replay.builtin:               # INTERP-BUILTIN-1
+            per_pmid.append([{PM_IN_NULL: NoValue(BUILTIN_REASON)} for _ in range(K)])
+            prev_had[pmid] = False
+            continue
         if desc.sem == PmSem.COUNTER and desc.type not in NUMERIC_TYPES:
             per_pmid.append([{} for _ in range(K)])
             prev_had[pmid] = False

@@ -22,6 +22,7 @@ from typing import Any
 
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.builtin import builtin_desc
 from pcpconform.oracles.interp.model import NoValue
 from pcpconform.oracles.interp.replay import interpolate
 from tests.differential.libpcp.compare import libpcp_encoding
@@ -73,7 +74,7 @@ def oracle_view(base: Path, start: Timestamp, delta: int, count: int, pmids: Seq
         values = {}
         if not s.eol:
             for pmid, insts in s.values.items():
-                ptype = a.desc(pmid).type
+                ptype = builtin_desc(a, pmid).type
                 values[str(PmID(pmid))] = sorted([inst, libpcp_encoding(v, ptype)] for inst, v in insts.items()
                                                  if not isinstance(v, NoValue))
         out.append({"time": [s.time.sec, s.time.nsec], "eol": s.eol, "values": values})
