@@ -134,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     if dump:
         cases.append(Case("mmvdump FILE > /dev/null", _subprocess_case([dump, str(path)]),
                           reference=True))
-    cases.append(Case("read_mmv(FILE) in-process", lambda: read_mmv(path)))
+    def read() -> None:
+        read_mmv(path)
+
+    cases.append(Case("read_mmv(FILE) in-process", read))
     check = validator()
     if check is not None:
         cases.append(Case("check_mmv_file(FILE) in-process", lambda: check_clean(check, path)))
