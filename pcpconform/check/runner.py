@@ -1,8 +1,9 @@
 """Turning command-line arguments into archives, and checking them (in parallel if asked).
 
-``expand_inputs`` accepts base names, any file of an archive (compressed or not) and
-directories (searched recursively). ``run_checks`` runs the checker on every archive, in
-this process or in a pool of worker processes, and returns the reports in input order.
+``expand_inputs`` accepts base names, any file of an archive (compressed or not), MMV files
+and directories (searched recursively, by content: ``pcpconform.check.inputs``).
+``run_checks`` runs the checker on every archive, in this process or in a pool of worker
+processes, and returns the reports in input order.
 
 The checker never raises for bad input; an exception out of it, or a worker process that
 dies, is a bug in pcpconform. No rule code describes that, so such an archive gets no
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import re
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -24,18 +24,14 @@ from importlib import import_module
 from pathlib import Path
 
 from pcpconform.check.diagnostics import Report
-from pcpconform.io.files import base_name_of, strip_compression
+from pcpconform.check.inputs import component_files, expand
+from pcpconform.check.mmv import check_mmv_file, is_mmv_file
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]
 
 #: ``check(base, max_diagnostics)`` -> Report; must be a module-level function for jobs > 1.
 CheckFunction = Callable[[Path, "int | None"], Report]
-
-# Any component of an archive, once a compression suffix is removed. Volume numbers are any
-# digits here, not only canonical ones: the checker reports a non-canonical one (file.name).
-_COMPONENT = re.compile(r"^(?P<base>.+)\.(?P<part>meta|index|[0-9]+)$")
-
 
 @dataclass(frozen=True)
 class Crash:
@@ -56,99 +52,23 @@ class CheckResults(list[Report]):
         self.crashes: list[Crash] = list(crashes)
 
 
-def _component_base(name: str) -> str | None:
-    """The base name if ``name`` is a file name of an archive component, else None."""
-    plain, _ = strip_compression(name)
-    m = _COMPONENT.match(plain)
-    return m.group("base") if m else None
-
-
-def _part_key(path: Path) -> tuple[int, int, str]:
-    plain, _ = strip_compression(path.name)
-    part = plain.rsplit(".", 1)[-1]
-    if part == "meta":
-        return (0, 0, path.name)
-    if part == "index":
-        return (1, 0, path.name)
-    return (2, int(part), path.name)
-
-
-def component_files(base: str | os.PathLike[str]) -> list[Path]:
-    """Every file of the archive ``base`` that exists, compressed copies and non-canonical
-    volume names included: .meta first, then .index, then volumes in numeric order."""
-    base = Path(base)
-    directory = base.parent
-    try:
-        entries = os.listdir(directory)
-    except OSError:
-        return []
-    found = [directory / e for e in entries
-             if _component_base(e) == base.name and (directory / e).is_file()]
-    return sorted(found, key=_part_key)
-
-
-def _scan_directory(root: Path) -> list[Path]:
-    bases: set[Path] = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in filenames:
-            b = _component_base(name)
-            if b is not None and os.path.isfile(os.path.join(dirpath, name)):
-                bases.add(Path(dirpath) / b)
-    return sorted(bases)
-
-
-def _display(path: Path) -> Path:
-    return Path(os.path.normpath(path))
-
-
 def expand_inputs(args: Sequence[str]) -> tuple[list[Path], list[str]]:
-    """The archive base names that ``args`` name, and one message per argument that names
-    nothing to check.
-
-    An argument is a base name, any file of an archive (``B.meta``, ``B.index``, ``B.0``,
-    compressed ``B.0.xz`` …) or a directory, which stands for every archive below it. The
-    bases are deduplicated (two spellings of one path count once) and sorted.
-    """
-    chosen: dict[Path, Path] = {}  # resolved -> display path
-    problems: list[str] = []
-
-    def add(base: Path) -> None:
-        shown = _display(base)
-        chosen.setdefault(shown.resolve(), shown)
-
-    for arg in args:
-        path = Path(arg)
-        if path.is_dir():
-            found = _scan_directory(path)
-            if not found:
-                problems.append(f"{arg}: no archive in this directory")
-            for base in found:
-                add(base)
-        elif path.exists():
-            base = base_name_of(path)
-            if base == path:
-                # not a canonical component name: maybe B.01, or a base name that is a file
-                b = _component_base(path.name)
-                if b is not None:
-                    base = path.with_name(b)
-            if component_files(base):
-                add(base)
-            else:
-                problems.append(f"{arg}: not a file of a PCP archive")
-        elif component_files(path):
-            add(path)
-        else:
-            problems.append(f"{arg}: no such file, directory or archive")
-    bases = sorted(chosen.values(), key=lambda p: (str(p.parent), p.name))
-    return bases, problems
+    """Everything ``args`` name to check (archive base names and MMV files, sorted) and one
+    message per argument that names nothing to check or file the OS will not let us read
+    (``pcpconform.check.inputs.expand`` also counts the files a directory scan skipped)."""
+    found = expand(args)
+    return found.targets, found.problems
 
 
 # --- running the checker ---------------------------------------------------------------
 
 
 def default_check(base: Path, max_diagnostics: int | None) -> Report:
-    """The real checker, ``pcpconform.check.engine.check_archive``."""
+    """The real checker: ``pcpconform.check.mmv.check_mmv_file`` for an MMV file,
+    ``pcpconform.check.engine.check_archive`` for anything else."""
+    if is_mmv_file(base):
+        mmv: Report = check_mmv_file(base, max_diagnostics)
+        return mmv
     engine = import_module("pcpconform.check.engine")
     report: Report = engine.check_archive(base, max_diagnostics=max_diagnostics)
     return report

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from pcpconform.check import output
+from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
     count_option,
-    expand_inputs,
     jobs_from_option,
     run_checks,
 )
@@ -18,7 +18,8 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("archives", nargs="+", metavar="ARCHIVE",
-                   help="archive base name, any file of an archive, or a directory of archives")
+                   help="archive base name, any file of an archive, an MMV file, or a directory "
+                        "(searched for archives and MMV files by content)")
     p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to this file instead of standard output")
@@ -34,9 +35,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    bases, problems = expand_inputs(args.archives)
+    found = expand(args.archives)
+    bases, problems = found.targets, found.problems
     for problem in problems:
         print(f"pcpconform check: {problem}", file=sys.stderr)
+    if found.skipped and not args.quiet:
+        print(f"pcpconform check: skipped {found.skipped} "
+              f"{'file' if found.skipped == 1 else 'files'} that are neither PCP archives nor MMV files",
+              file=sys.stderr)
     if not bases:
         if not problems:
             print("pcpconform check: nothing to check", file=sys.stderr)

@@ -132,9 +132,10 @@ def test_directory_groups_compressed_and_partial_archives(tmp_path: Path, exampl
     vol = base.with_name("a.0")
     vol.with_name("a.0.xz").write_bytes(lzma.compress(vol.read_bytes()))
     vol.unlink()
-    base.with_name("a.meta").rename(tmp_path / "a.meta.zst")  # name only: grouping, not reading
-    (tmp_path / "orphan.index").write_bytes(b"")  # an index alone is still an archive to check
-    (tmp_path / "odd.01").write_bytes(b"")  # non-canonical volume: the checker says file.name
+    (tmp_path / "orphan.index").write_bytes(base.with_name("a.index").read_bytes())  # alone: still an archive
+    (tmp_path / "odd.01").write_bytes(lzma.decompress(vol.with_name("a.0.xz").read_bytes()))  # file.name
+    base.with_name("a.meta").rename(tmp_path / "a.meta.zst")  # not zstd: a.0.xz makes 'a' an archive
+    (tmp_path / "empty.index").write_bytes(b"")  # no label: skipped
 
     bases, problems = expand_inputs([str(tmp_path)])
 
@@ -177,7 +178,7 @@ def test_missing_and_unusable_paths_are_problems(tmp_path: Path, example: Fixtur
     assert len(problems) == 5
     assert problems[0] == f"{tmp_path / 'nope'}: no such file, directory or archive"
     assert problems[2].startswith(f"{tmp_path / 'notes.txt'}: not a file of a PCP archive")
-    assert problems[3] == f"{tmp_path / 'empty'}: no archive in this directory"
+    assert problems[3] == f"{tmp_path / 'empty'}: no archive found"
 
 
 # --- run_checks ---------------------------------------------------------------------------------
