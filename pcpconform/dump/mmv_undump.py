@@ -38,8 +38,8 @@ def _text(value: str | None) -> str | None:
 
 
 def undump_mmv(lines: Iterable[str]) -> MmvFile:
-    """The content of an MMV JSON Lines dump; a dump with problems, or that is not an MMV
-    dump, is refused with a UsageError."""
+    """The content of an MMV JSON Lines dump; a dump with an error problem, or that is not
+    an MMV dump, is refused with a UsageError."""
     objs: list[dict[str, Any]] = []
     for n, line in enumerate(lines):
         if not line.strip():
@@ -53,8 +53,9 @@ def undump_mmv(lines: Iterable[str]) -> MmvFile:
     by: dict[str, list[dict[str, Any]]] = {}
     for obj in objs[1:]:
         by.setdefault(obj["kind"], []).append(obj)
-    if by.get("problem"):
-        raise UsageError(f"the dump records {len(by['problem'])} problems; it describes no"
+    errors = [p for p in by.get("problem", []) if p["severity"] == "error"]
+    if errors:
+        raise UsageError(f"the dump records {len(errors)} error problems; it describes no"
                          " whole file")
     (hdr,) = by["header"]
     insts: dict[int, list[Instance]] = {}

@@ -142,7 +142,7 @@ def test_undump_gives_back_the_file(version: int) -> None:
 
 def test_undump_refuses_a_damaged_dump() -> None:
     _, text = dump(build_mmv(content(1))[:700])
-    with pytest.raises(UsageError, match="problems"):
+    with pytest.raises(UsageError, match="error problems"):
         undump_mmv(text.splitlines())
 
 

@@ -161,3 +161,11 @@ def test_generate_mmv_refuses_what_cannot_be_laid_out(tmp_path: Path) -> None:
     content = parse_mmv_fixture(doc())
     with pytest.raises(FixtureError):
         generate_mmv(replace(content, version=4), tmp_path / "x")
+
+
+def test_serials_above_int32_are_stored_as_the_field_holds_them(tmp_path: Path) -> None:
+    content = parse_mmv_fixture(doc(indoms=[{"serial": 3000000000, "instances": {"a": 1}}],
+                                    metrics=[{"name": "m", "item": 1, "type": "32",
+                                              "indom": 3000000000, "values": {"a": 4}}]))
+    assert content.metrics[0].indom == 3000000000 - 2**32
+    assert read_mmv(Path(generate_mmv(content, tmp_path / "big").split(":")[0])) == content
