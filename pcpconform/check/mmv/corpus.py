@@ -288,6 +288,8 @@ FAULTS: tuple[MmvFault, ...] = (
     MmvFault("instance-indom", "an instance's indom back-pointer names the other indom",
              _at(lambda lay: lay.instance(0), "<Q", lambda data, lay: lay.indom(1)), (),
              ("mmv.instance-indom",)),
+    MmvFault("instance-indom-bounds", "an instance's indom back-pointer is 2^32",
+             _at(lambda lay: lay.instance(0), "<Q", 1 << 32), ("mmv.instance-indom-bounds",)),
     MmvFault("instance-negative", "an instance id is -5", _at(lambda lay: lay.instance(2) + 12,
              "<i", -5), (), ("mmv.instance-negative",), versions=(1,)),
     MmvFault("name-nul", "a metric name fills its 64 bytes with no NUL", _fill_name,

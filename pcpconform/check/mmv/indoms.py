@@ -86,7 +86,11 @@ def _instances(ctx: MmvContext, d: IndomFact, first: int, count: int, f: str) ->
         at = first + size * k
         fi = f"{f}.instances[{k}]"
         i = ctx.parse(s.instance, at, size)
-        if i.indom != d.offset:
+        if i.indom + INDOM_SIZE > ctx.size:
+            ctx.add("mmv.instance-indom-bounds", f"indom back-pointer {i.indom} is not a 32-byte"
+                    f" entry inside the file ({ctx.size} bytes): mmvdump fails", record=d.index,
+                    offset=at, field=fi + ".indom")
+        elif i.indom != d.offset:
             ctx.add("mmv.instance-indom", f"indom back-pointer {i.indom} is not its indom's"
                     f" offset {d.offset}", record=d.index, offset=at, field=fi + ".indom")
         if i.internal < 0:

@@ -47,6 +47,8 @@ MMV_TABLE: list[tuple[str, str, str, str]] = [
     ("mmv.indom-unused", _W, "MMV-CHK-INDOM-1", "no metric uses the indom (serial 0 never can)"),
     ("mmv.indom-bounds", _E, "MMV-CHK-INDOM-2", "an indom's instances run past the end of the file"),
     ("mmv.instance-indom", _W, "MMV-CHK-INDOM-2", "an instance's indom back-pointer is not its indom"),
+    ("mmv.instance-indom-bounds", _E, "MMV-CHK-INDOM-2",
+     "an instance's indom back-pointer lies outside the file (mmvdump fails)"),
     ("mmv.instance-name-offset", _E, "MMV-CHK-INDOM-2",
      "a v2 instance name offset is 0 or outside the file (the PMDA follows it unchecked)"),
     ("mmv.name-nul", _E, "MMV-CHK-INDOM-2", "an inline name or instance name has no NUL"),

@@ -1,0 +1,178 @@
+"""The MMV validator against each referee's mmvdump: every file mmvdump fails on (exit status
+1, a "Bad file ..." report it prints without failing, or a crash) the validator reports an
+error on, and the error codes it catches are the ones spec/mmv.md says.
+
+The one-fault MMV corpus (``pcpconform.check.mmv.corpus``) and randomly damaged files go
+through ``$PCP_PMDAS_DIR/mmv/mmvdump`` of PCP 6.0.3, 6.3.x and 7.x, all files in one shell
+run per referee. The errors mmvdump does not see are the PMDA's (it skips, merges or
+misreads what mmvdump prints as it is): the tests of tests/differential/test_mmv_pmda*.py
+run the PMDA itself.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pcpconform.check.mmv import check_mmv_file
+from pcpconform.check.mmv.corpus import FAULTS, base_file, case_files
+from pcpconform.check.rules import Severity
+from tests.differential.libpcp.referees import Referee
+
+MMVDUMP = "/var/lib/pcp/pmdas/mmv/mmvdump"
+_RUN = ('cd "$1"; for f in *.mmv; do timeout -k 5 30 ' + MMVDUMP
+        + ' "$f" > "$f.out" 2>&1; echo $? > "$f.rc"; done')
+#: what mmvdump prints about a file it cannot read (some without failing: value slots)
+_FATAL = re.compile(r"^(Bad file|Bad magic|Bad tocs|Bad cluster|Version -?\d+ not supported"
+                    r"|Mismatched generation|Unrecognised TOC)", re.M)
+_BAD_TOC = re.compile(r"^Bad TOC\[\d+\]: invalid entry count", re.M)
+_BAD_ELAPSED = re.compile(r"^Bad \(positive\) ELAPSED", re.M)
+
+#: error codes mmvdump catches on their corpus cases (in every referee)
+CAUGHT = {"mmv.header-short", "mmv.magic", "mmv.version", "mmv.rewriting", "mmv.tocs",
+          "mmv.cluster", "mmv.toc-type", "mmv.toc-bounds", "mmv.toc-duplicate", "mmv.toc-overlap",
+          "mmv.help-offset", "mmv.instance-name-offset", "mmv.metric-name-offset",
+          "mmv.string-value-offset", "mmv.value-metric", "mmv.instance-indom-bounds"}
+#: codes of CAUGHT mmvdump misses on some cases, and why
+PARTLY = {
+    "mmv.rewriting": "g1 = g2 = 0: mmvdump compares g1 with g2 only (the PMDA skips the file)",
+    "mmv.toc-bounds": "a strings section one slot too long: mmvdump bounds-checks string slots"
+                      " with the 32-byte stride of a value (reference defect 6)",
+    "mmv.toc-duplicate": "v1: the strings read as a second values section point inside the file",
+}
+#: error codes whose cases mmvdump prints without a word, and what the PMDA does instead
+PMDA_ONLY = {
+    "mmv.toc-count": "reads the count as unsigned and skips the section",
+    "mmv.toc-limit": "skips a section beyond its limits",
+    "mmv.indom-serial": "skips the indom",
+    "mmv.indom-duplicate": "merges the two indoms' instances",
+    "mmv.indom-collision": "merges the instances of the colliding InDoms",
+    "mmv.indom-bounds": "skips the indom (mmvdump reads instances through their section)",
+    "mmv.name-nul": "hands out a name that runs into the next entry",
+    "mmv.metric-name": "does not export the metric",
+    "mmv.metric-item": "does not export the metric",
+    "mmv.metric-item-duplicate": "does not export the second metric",
+    "mmv.metric-type": "exports a type its fetch has no case for",
+    "mmv.metric-semantics": "exports the semantics as they are",
+    "mmv.metric-indom": "exports an InDom it cannot list",
+    "mmv.value-instance": "serves the value under another instance",
+    "mmv.label-nul": "parses the payload on into the next label",
+}
+
+
+@dataclass(frozen=True)
+class Dump:
+    status: int        # exit status; 124 time limit; above 128: killed by a signal
+    output: str
+
+    @property
+    def fails(self) -> bool:
+        return self.status != 0 or _FATAL.search(self.output) is not None
+
+    @property
+    def crashed(self) -> bool:
+        return self.status == 124 or self.status > 128
+
+
+def run_mmvdump(referee: Referee, files: dict[str, bytes]) -> dict[str, Dump]:
+    """mmvdump of the referee on each file (name -> bytes), in one shell run."""
+    parent = None if referee.root is None else referee.root / "tmp"
+    host = Path(tempfile.mkdtemp(prefix="pcpconform-mmvdump-", dir=parent))
+    inner = str(host) if referee.root is None else "/tmp/" + host.name
+    try:
+        host.chmod(0o755)
+        for name, data in files.items():
+            (host / f"{name}.mmv").write_bytes(data)
+        proc = referee.run(["sh", "-c", "ulimit -c 0; " + _RUN, "sh", inner], timeout=600)
+        if proc.returncode != 0:
+            raise subprocess.SubprocessError(f"{referee.name}: the mmvdump loop failed: {proc.stderr}")
+        out = {}
+        for name in files:
+            rc = (host / f"{name}.mmv.rc").read_text().strip()
+            out[name] = Dump(int(rc), (host / f"{name}.mmv.out").read_text(errors="replace"))
+        return out
+    finally:
+        shutil.rmtree(host, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, bytes]:
+    files = {f"mmv-{f.name}-v{v}": case_files(f, v) for f in FAULTS for v in f.versions}
+    files.update({f"base-v{v}": base_file(v) for v in (1, 2, 3)})
+    return files
+
+
+@pytest.fixture(scope="module")
+def verdicts(corpus: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, tuple[set[str], set[str]]]:
+    """The validator's (error codes, all codes) per file, each checked as f.mmv (the file's
+    name is part of its metrics' names)."""
+    where = tmp_path_factory.mktemp("mmv-cases")
+    out = {}
+    for name, data in corpus.items():
+        (where / name).mkdir()
+        (where / name / "f.mmv").write_bytes(data)
+        report = check_mmv_file(where / name / "f.mmv")
+        out[name] = ({d.code for d in report.diagnostics if d.severity == Severity.ERROR},
+                     report.codes())
+    return out
+
+
+def test_mmvdump_failures_are_validator_errors(referee: Referee, corpus: dict[str, bytes],
+                                               verdicts: dict[str, tuple[set[str], set[str]]]) -> None:
+    dumps = run_mmvdump(referee, corpus)
+    failed = {name for name, d in dumps.items() if d.fails}
+    assert not any(d.crashed for d in dumps.values())
+    erroneous = {name for name, (errors, _) in verdicts.items() if errors}
+    assert failed <= erroneous, f"{referee.name}: mmvdump fails, the validator does not: " \
+        f"{sorted(failed - erroneous)}"
+    caught = {code for name in failed for code in verdicts[name][0]}
+    assert caught == CAUGHT, referee.name
+    unseen = {code for name in erroneous - failed for code in verdicts[name][0]}
+    assert unseen - CAUGHT == set(PMDA_ONLY), referee.name
+    assert unseen & CAUGHT == set(PARTLY), referee.name
+    # what mmvdump only grumbles about is a warning the validator gives too
+    for name, d in dumps.items():
+        if _BAD_TOC.search(d.output):
+            assert verdicts[name][1] & {"mmv.toc-empty", "mmv.toc-count"}, name
+        if _BAD_ELAPSED.search(d.output):
+            assert "mmv.elapsed-extra" in verdicts[name][1], name
+    assert not dumps["base-v1"].fails and not _BAD_TOC.search(dumps["base-v3"].output)
+
+
+def _damaged(seed: int) -> bytes:
+    rnd = random.Random(seed)
+    data = bytearray(base_file(rnd.choice((1, 2, 3))))
+    for _ in range(rnd.randint(1, 6)):
+        at = rnd.randrange(24, len(data))
+        if rnd.random() < 0.5:
+            data[at] = rnd.randrange(256)
+        else:   # a plausible offset or count where a word was
+            word = rnd.choice((0, 1, len(data) - rnd.randrange(1, 300), 2**31 - 1, 2**40))
+            data[at & ~7:(at & ~7) + 8] = (word % 2**64).to_bytes(8, "little")[:len(data[at & ~7:(at & ~7) + 8])]
+    if rnd.random() < 0.2:
+        del data[rnd.randrange(40, len(data)):]
+    return bytes(data)
+
+
+DAMAGED = 150
+
+
+def test_damaged_files_mmvdump_rejects_are_validator_errors(referee: Referee, tmp_path: Path) -> None:
+    files = {f"damaged-{n}": _damaged(n) for n in range(DAMAGED)}
+    dumps = run_mmvdump(referee, files)
+    for name, data in files.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.mmv").write_bytes(data)
+        report = check_mmv_file(tmp_path / name / "f.mmv")
+        assert "check.internal" not in report.codes()
+        if dumps[name].fails or dumps[name].crashed:
+            assert report.errors, f"{referee.name}: mmvdump {'crashes' if dumps[name].crashed else 'fails'}" \
+                f" on {name}, the validator reports {sorted(report.codes())}\n{dumps[name].output[-500:]}"
