@@ -17,7 +17,9 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from pcpconform.conform.adapters import libpcp
 from pcpconform.conform.adapters.libpcp import TARGETS, LibpcpTarget
 
 __all__ = ["BuiltinAdapter", "BUILTIN"]
@@ -50,7 +52,8 @@ def _libpcp(target: LibpcpTarget, where: str) -> BuiltinAdapter:
     return BuiltinAdapter(
         target.name, f"libpcp {target.version_prefix}x ({where}): pmlogcheck as validator, "
         "the PMAPI (pmFetchArchive ...) as reader",
-        (sys.executable, "-m", "pcpconform.conform.adapters.libpcp_cli", "--target", target.name),
+        # run as a file, not with -m: importing the package pcpconform.conform would cost each case
+        (sys.executable, str(Path(libpcp.__file__)), "--target", target.name),
         target.available)
 
 

@@ -1,8 +1,8 @@
 """The libpcp adapters: a command speaking the conformance protocol (spec/conformance.md,
 one-shot form) whose answers come from a real libpcp, run under that PCP's own Python.
 
-    python -m pcpconform.conform.adapters.libpcp_cli --target libpcp-6.3 --capabilities
-    python -m pcpconform.conform.adapters.libpcp_cli --target libpcp-6.3 validator|reader BASE
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 --capabilities
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 validator|reader BASE
 
 The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
 the host's PCP it runs under ``/usr/bin/python3``; for a chroot's, the script and the
@@ -256,7 +256,7 @@ def _capabilities(target: LibpcpTarget) -> int:
 
 
 def main(argv: Sequence[str]) -> int:
-    usage = ("usage: python -m pcpconform.conform.adapters.libpcp_cli --target NAME "
+    usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
              "(--capabilities | validator BASE | reader BASE)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
