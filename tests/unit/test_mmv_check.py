@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import struct
 import time
 from pathlib import Path
@@ -211,7 +212,7 @@ def _survives(path: Path) -> Any:
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_every_truncation_is_reported(tmp_path: Path, version: int) -> None:
     data = base_file(version)
-    for cut in range(0, len(data), 7):
+    for cut in range(0, len(data), 11):
         report = _survives(write(tmp_path, data[:cut]))
         assert errors_of(report), cut
 
@@ -337,3 +338,22 @@ def test_choose_cluster_follows_the_pmda() -> None:
 def test_a_directory_that_cannot_be_listed(tmp_path: Path) -> None:
     with pytest.raises(UsageError):
         check_mmv_directory(tmp_path / "absent")
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_fast_entry_parse_agrees_with_the_schemas(version: int) -> None:
+    from pcpconform.check.mmv.context import _compiled
+    from pcpconform.mmv.schema import mmv_structs
+    rnd = random.Random(version)
+    s = mmv_structs(version)
+    for name in ("header", "toc", "indom", "instance", "metric", "value", "label"):
+        schema = getattr(s, name)
+        if schema is None:
+            continue
+        compiled = _compiled(schema)
+        assert compiled is not None, name
+        layout, names = compiled
+        for _ in range(20):
+            raw = bytes(rnd.randrange(256) for _ in range(schema.sizeof()))
+            parsed = schema.parse(raw)
+            assert dict(zip(names, layout.unpack(raw))) == {k: parsed[k] for k in names}

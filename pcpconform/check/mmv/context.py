@@ -3,7 +3,9 @@ checks leave for later ones (sections, indoms, instances, metrics, string slots)
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from construct import Construct
@@ -84,7 +86,11 @@ class MmvContext:
 
     def parse(self, schema: Construct, offset: int, size: int) -> Any:
         """The entry at offset (the caller has checked that it lies inside the file)."""
-        return schema.parse(bytes(self.data[offset:offset + size]))
+        fast = _compiled(schema)
+        if fast is None:
+            return schema.parse(bytes(self.data[offset:offset + size]))
+        layout, names = fast
+        return Entry(zip(names, layout.unpack_from(self.data, offset)))
 
     def slot(self, offset: int, *, code: str, nul_code: str, fld: str, record: int | None,
              where: int, optional: bool = False) -> str | None:
@@ -106,3 +112,37 @@ class MmvContext:
                      record=record, offset=offset, field=fld)
             end = STRING_SIZE - 1
         return raw[:end].decode("utf-8", "surrogateescape")
+
+
+class Entry(dict[str, Any]):
+    """A parsed entry: its fields by the schema's names, as items or attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@cache
+def _compiled(schema: Construct) -> tuple[struct.Struct, tuple[str, ...]] | None:
+    """The schema as one struct format (its fields are fixed-size integers and byte strings),
+    or None: entries are parsed by the thousand, construct's parse is slow for that."""
+    fmt, names = "<", []
+    for sc in getattr(schema, "subcons", ()):
+        inner = sc
+        while not hasattr(inner, "fmtstr") and type(inner).__name__ != "Bytes":
+            inner = getattr(inner, "subcon", None)
+            if inner is None:
+                return None
+        if hasattr(inner, "fmtstr"):
+            if not inner.fmtstr.startswith("<"):
+                return None
+            fmt += inner.fmtstr[1:]
+        elif isinstance(getattr(inner, "length", None), int):
+            fmt += f"{inner.length}s"
+        else:
+            return None
+        names.append(sc.name)
+    layout = struct.Struct(fmt)
+    return (layout, tuple(names)) if names and layout.size == schema.sizeof() else None
