@@ -357,3 +357,12 @@ def test_fast_entry_parse_agrees_with_the_schemas(version: int) -> None:
             raw = bytes(rnd.randrange(256) for _ in range(schema.sizeof()))
             parsed = schema.parse(raw)
             assert dict(zip(names, layout.unpack(raw))) == {k: parsed[k] for k in names}
+
+
+def test_the_file_name_is_part_of_every_metric_name(tmp_path: Path) -> None:
+    report = check_mmv_file(write(tmp_path, base_file(1), "my-app"))
+    assert {d.code for d in report.diagnostics} == {"mmv.metric-name"}
+    assert len(report.diagnostics) == 5 and "rename the file" in report.diagnostics[0].message
+    noprefix = bytearray(base_file(1))
+    struct.pack_into("<I", noprefix, 28, 1)
+    assert check_mmv_file(write(tmp_path, bytes(noprefix), "my-app")).diagnostics == []

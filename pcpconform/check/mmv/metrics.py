@@ -104,8 +104,12 @@ def _check_name(ctx: MmvContext, name: str, where: int, f: str, n: int) -> str |
         ctx.add("mmv.metric-name", "an empty metric name", record=n, offset=where, field=f + ".name")
         return None
     if not pmda_name_ok(full):
+        # the file's own name is part of every name unless NOPREFIX is set
+        blame = "" if pmda_name_ok(exported_name(ctx.name, "x", ctx.flags)) else \
+            f" (the file name {ctx.name!r} is part of it: rename the file or set NOPREFIX)"
         ctx.add("mmv.metric-name", f"{full!r} fails the PMDA's rule (a letter, then letters,"
-                " digits, '_' or '.'): not exported", record=n, offset=where, field=f + ".name")
+                f" digits, '_' or '.'): not exported{blame}", record=n, offset=where,
+                field=f + ".name")
         return None
     if not pmns_name_ok(full):
         ctx.add("mmv.metric-name-pmns", f"{full!r} is exported, but a component does not start"
