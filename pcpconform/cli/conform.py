@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -27,9 +28,10 @@ _BUILTIN = "builtin:"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", metavar="CMD",
+    p.add_argument("--impl", action="append", metavar="CMD",
                    help="the implementation's command, split by shell rules and run without a shell; "
-                        "builtin:NAME for an adapter bundled with the kit (builtin:kit is the kit itself)")
+                        "builtin:NAME for an adapter bundled with the kit (builtin:pcpconform is the kit "
+                        "itself); repeatable with --matrix")
     p.add_argument("--corpus", default="corpus", metavar="DIR", help="the corpus directory (default: corpus)")
     p.add_argument("--suite", action="append", choices=SUITES, metavar="SUITE",
                    help=f"a suite to run ({', '.join(SUITES)}); repeatable; default: all")
@@ -49,8 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="list passed and skipped cases too")
     if _run_matrix() is not None:
         p.add_argument("--matrix", action="store_true",
-                       help="run every built-in adapter (or each --impl builtin:NAME) and print the "
-                            "implementation x case matrix")
+                       help="run every built-in adapter (or each --impl) and print the implementation x "
+                            "case matrix (--format markdown, html or json)")
 
 
 def _run_matrix() -> Callable[..., Any] | None:
@@ -78,6 +80,13 @@ def _builtin_command(entry: Any) -> str:
     raise UsageError(f"a built-in adapter of an unknown kind: {entry!r}")
 
 
+def _registry() -> dict[str, Any]:
+    try:
+        return dict(getattr(importlib.import_module("pcpconform.conform.adapters"), "BUILTIN", {}))
+    except ImportError:
+        return {}
+
+
 def resolve_impl(impl: str) -> str:
     """``builtin:NAME`` as the command of that built-in adapter; any other string as it is."""
     if not impl.startswith(_BUILTIN):
@@ -85,14 +94,25 @@ def resolve_impl(impl: str) -> str:
     name = impl[len(_BUILTIN):]
     if name == "kit":
         return KIT_IMPL
-    try:
-        registry = getattr(importlib.import_module("pcpconform.conform.adapters"), "BUILTIN", {})
-    except ImportError:
-        registry = {}
+    registry = _registry()
     if name not in registry:
         known = ", ".join(["kit", *sorted(registry)])
         raise UsageError(f"--impl {impl}: no such built-in adapter (known: {known})")
-    return _builtin_command(registry[name])
+    entry = registry[name]
+    if hasattr(entry, "available") and not entry.available():
+        raise UsageError(f"--impl {impl}: not installed here")
+    return _builtin_command(entry)
+
+
+def _matrix_impl(impl: str) -> str:
+    """An --impl as run_matrix takes it: a built-in adapter's name, or NAME=CMD."""
+    if impl.startswith(_BUILTIN):
+        name = impl[len(_BUILTIN):]
+        return "pcpconform" if name == "kit" else name
+    words = impl.split()
+    if words and "=" in words[0]:       # NAME=CMD already
+        return impl
+    return f"{words[-1].rsplit('/', 1)[-1] if words else 'impl'}={impl}"
 
 
 @contextmanager
@@ -118,18 +138,30 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[int], None] | None, Cal
         yield start, advance
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    """``--matrix``: conform.matrix's run and renderings (markdown for text)."""
+    matrix = importlib.import_module("pcpconform.conform.matrix")
+    impls = [_matrix_impl(i) for i in args.impl] if args.impl else None
+    report = matrix.run_matrix(args.corpus, impls, args.suite or SUITES, args.jobs, args.timeout, args.cases)
+    with opened_output(args.output) as out:
+        if args.format == "json":
+            out.write(json.dumps(report.as_json(), indent=1, sort_keys=True) + "\n")
+        elif args.format == "html":
+            out.write(matrix.render_html(report))
+        else:
+            out.write(matrix.render_markdown(report))
+    return 1 if report.unexplained() else 0
+
+
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "matrix", False):
-        matrix = _run_matrix()
-        assert matrix is not None
-        impls = [resolve_impl(args.impl)] if args.impl else None
-        status = matrix(corpus=args.corpus, impls=impls, suites=args.suite or SUITES, globs=args.cases,
-                        timeout=args.timeout, jobs=args.jobs, output=args.output, form=args.format)
-        return int(status or 0)
-    if args.impl is None:
+        return _matrix(args)
+    if not args.impl:
         raise UsageError("--impl CMD is needed" + (" (or --matrix)" if _run_matrix() else ""))
+    if len(args.impl) > 1:
+        raise UsageError("one --impl at a time (several only with --matrix)")
     with _progress(sys.stderr.isatty()) as (on_start, on_result):
-        report = run_conformance(args.corpus, resolve_impl(args.impl), suites=args.suite or SUITES,
+        report = run_conformance(args.corpus, resolve_impl(args.impl[0]), suites=args.suite or SUITES,
                                  globs=args.cases, timeout=args.timeout, jobs=args.jobs,
                                  persistent=args.persistent, progress=on_result, on_start=on_start)
     with opened_output(args.output) as out:

@@ -78,6 +78,7 @@ class Session:
         self.stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         self.capabilities: Capabilities | None = None
         self.starts = 0
+        self.stderr_reader: threading.Thread | None = None
 
     # -- the process -----------------------------------------------------------------------
 
@@ -89,7 +90,9 @@ class Session:
         self.starts += 1
         assert self.proc.stdout is not None and self.proc.stderr is not None
         threading.Thread(target=self._read_stdout, args=(self.proc.stdout, self.lines), daemon=True).start()
-        threading.Thread(target=self._read_stderr, args=(self.proc.stderr, self.stderr), daemon=True).start()
+        self.stderr_reader = threading.Thread(target=self._read_stderr, args=(self.proc.stderr, self.stderr),
+                                              daemon=True)
+        self.stderr_reader.start()
 
     @staticmethod
     def _read_stdout(stream: IO[bytes], lines: queue.Queue[bytes | None]) -> None:
@@ -142,6 +145,8 @@ class Session:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return "closed its standard output without answering"
+        if self.stderr_reader is not None:     # let it read what the process said last
+            self.stderr_reader.join(timeout=1)
         if code < 0:
             return f"killed by {_signal_name(code)}"
         return f"exited with status {code} without answering"

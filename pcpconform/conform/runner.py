@@ -57,7 +57,7 @@ from pcpconform.conform.verdicts import (
 from pcpconform.errors import UsageError
 from pcpconform.version import __version__
 
-__all__ = ["ConformReport", "Unit", "select_units", "select_cases", "skip_reason", "run_unit", "run_case",
+__all__ = ["ConformReport", "Sessions", "Unit", "select_units", "select_cases", "skip_reason", "run_unit", "run_case",
            "query_capabilities", "run_conformance", "DEFAULT_TIMEOUT", "WORK_DIR", "REQUEST_FILE"]
 
 DEFAULT_TIMEOUT = 60.0
@@ -312,10 +312,11 @@ def _grade(unit: Unit, outcome: Outcome, timeout: float, work: Path) -> CaseResu
         others = {str(e["rules"]): _expected_json(case, e["result"]) for e in case.data["expected"]["interp"]
                   if e["schedule"] == entry["schedule"] and e["rules"] != entry["rules"]}
         return grade_interp(case, unit.name, outcome, timeout, expected, libpcp, sems, others)
-    return grade_derive(case, unit.name, outcome, timeout, expected, libpcp, list(entry["diagnostics"]), sems)
+    return grade_derive(case, unit.name, outcome, timeout, expected, libpcp, list(entry["diagnostics"]), sems,
+                        str(work))
 
 
-class _Sessions:
+class Sessions:
     """The persistent processes: one per worker thread, each in a directory of its own."""
 
     def __init__(self, argv: Sequence[str], root: Path, timeout: float) -> None:
@@ -386,7 +387,7 @@ def _from_reply(unit: Unit, reply: Reply, timeout: float, work: Path) -> CaseRes
 
 
 def run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float, *,
-             sessions: _Sessions | None = None) -> CaseResult:
+             sessions: Sessions | None = None) -> CaseResult:
     """One unit: skipped, or run on a private copy and graded (CONF-RUN-1..3, CONF-ISO-1)."""
     why = skip_reason(unit, None, caps)
     if why is not None:
@@ -439,13 +440,13 @@ def run_conformance(corpus: str | Path, impl: str, *, suites: Sequence[str] = SU
     argv = command_argv(impl)
     units = select_units(load_corpus(corpus), suites, globs)
     with tempfile.TemporaryDirectory(prefix="pcpconform-sessions-", ignore_cleanup_errors=True) as tmp:
-        sessions: _Sessions | None = None
+        sessions: Sessions | None = None
         if persistent is None or persistent is False:
             caps = query_capabilities(argv, timeout)
             if persistent is None and caps.persistent:
                 persistent = True
         if persistent:
-            sessions = _Sessions(argv, Path(tmp), timeout)
+            sessions = Sessions(argv, Path(tmp), timeout)
             caps = sessions.first()
         if on_start is not None:
             on_start(len(units))

@@ -300,11 +300,17 @@ def grade_interp(case: Case, name: str, outcome: Outcome, timeout: float, expect
 
 
 def grade_derive(case: Case, name: str, outcome: Outcome, timeout: float, expected: dict[str, Any] | None,
-                 libpcp: dict[str, Any] | None, diagnostics: list[str], sems: dict[str, str]) -> CaseResult:
-    """A derive answer (CONF-DERIVE-1): diagnostics, descriptors and values of the profile."""
+                 libpcp: dict[str, Any] | None, diagnostics: list[str], sems: dict[str, str],
+                 private: str = "") -> CaseResult:
+    """A derive answer (CONF-DERIVE-1): diagnostics, descriptors and values of the profile;
+    ``private``, the unit's private directory, is taken out of the diagnostics."""
     doc = _document(case, "derive", outcome, timeout, name)
     if isinstance(doc, CaseResult):
         return doc
+    if private and isinstance(doc.get("diagnostics"), list):
+        # the config file is named by its path in the private directory: compare its name
+        doc["diagnostics"] = [d.replace(private.rstrip("/") + "/", "") if isinstance(d, str) else d
+                              for d in doc["diagnostics"]]
     diff = compare_derive(expected, diagnostics, doc, sems)
     result = CaseResult(name, "derive", Verdict.PASS, "", [], seconds=outcome.seconds, stderr=outcome.stderr_tail())
     if diff is None:
