@@ -1,5 +1,8 @@
-"""Making the corpus data from the kit: the golden archives ``pcpconform generate`` writes
-from the bundled fixtures, and the one-fault archives of ``pcpconform.check.corpus``.
+"""Making the corpus data: the valid cases (``golden``: the fixtures of corpus/fixtures
+written by the kit, compressed variants, the archives of other writers under
+corpus/sources, with the interpolation and derived-metric expectations of
+corpus/plans.json), the one-fault archives of ``pcpconform.check.corpus`` and, when the
+MMV checker provides them, its one-fault MMV files.
 
 ``corpus_files`` computes every file of ``cases/`` in memory (path relative to the corpus
 directory -> bytes), so that ``write_corpus`` can write them and the sanity check can
@@ -9,8 +12,7 @@ as long as its files do not change: the origin says which writer made those byte
 
 from __future__ import annotations
 
-import hashlib
-import io
+import importlib
 import json
 import shutil
 import tempfile
@@ -19,102 +21,13 @@ from typing import Any
 
 from pcpconform.check.corpus import CASES, build_corpus
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.conform.casefile import BASE, DUMP, Files, Made, case_data, case_json, dir_files, dump_bytes, finish
+from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, source_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
-from pcpconform.dump.jsonl import write_jsonl
-from pcpconform.fixtures import bundled_fixture
-from pcpconform.fixtures.fixture import load_fixture
-from pcpconform.fixtures.generate import generate_archive
-from pcpconform.io.archive import Archive
+from pcpconform.conform.plans import attach_expectations
 from pcpconform.version import __version__
 
-__all__ = ["GOLDEN", "DUMP", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
-
-#: the bundled fixtures written as golden archives, each in version 2 and 3
-GOLDEN = ("example", "events", "interp-seed")
-DUMP = "dump.jsonl"
-BASE = "a"
-
-#: a dump line kind -> the clauses an archive holding such records exercises
-_KIND_CLAUSES = {
-    "label": ("FMT-LABEL-1", "DUMP-LABEL-1", "GEN-LABEL"),
-    "desc": ("FMT-DESC-1", "DUMP-DESC-1", "DUMP-TAG-1", "DUMP-ID-1", "GEN-DESC"),
-    "indom": ("FMT-INDOM-1", "DUMP-INDOM-1", "GEN-INDOM"),
-    "text": ("FMT-TEXT-1", "DUMP-TEXT-1", "GEN-TEXT"),
-    "labelset": ("FMT-LABELSET-1", "DUMP-LABELSET-1", "GEN-LABELSET"),
-    "index": ("FMT-INDEX-1", "DUMP-INDEX-1", "GEN-INDEX"),
-    "result": ("FMT-RESULT-1", "DUMP-RESULT-1", "DUMP-VAL-1", "DUMP-RAW-1", "GEN-RESULT"),
-}
-#: every golden archive and its dump exercise these
-_GOLDEN_CLAUSES = ("FMT-FILE-1", "GEN-FILES", "DUMP-FILE-1", "DUMP-ORDER-1", "DUMP-LOC-1",
-                   "DUMP-TIME-1", "DUMP-LOSSLESS-1")
-_EVENT_CLAUSES = ("FMT-EVENT-1", "DUMP-EVENT-1")
-
-Files = dict[str, bytes]
-
-
-def dump_bytes(base: Path) -> bytes:
-    """The canonical JSON Lines dump of an archive (spec/dump-jsonl.md)."""
-    out = io.StringIO()
-    write_jsonl(Archive(base), out)
-    return out.getvalue().encode("utf-8")
-
-
-def case_json(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, indent=1, ensure_ascii=True) + "\n").encode("ascii")
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _dir_files(path: Path) -> Files:
-    return {p.name: p.read_bytes() for p in sorted(path.iterdir()) if p.is_file()}
-
-
-def _golden_clauses(dump: bytes) -> list[str]:
-    clauses = list(_GOLDEN_CLAUSES)
-    for line in dump.decode("utf-8").splitlines():
-        obj = json.loads(line)
-        clauses += _KIND_CLAUSES.get(obj.get("kind"), ())
-        if obj.get("kind") == "result" and '"records":' in line:
-            clauses += _EVENT_CLAUSES
-    return list(dict.fromkeys(clauses))
-
-
-def _case(cid: str, kind: str, title: str, tags: list[str], clauses: list[str], version: int,
-          origin: dict[str, str], files: Files, expected: dict[str, Any],
-          options: dict[str, Any] | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": cid, "title": title, "kind": kind, "tags": tags, "clauses": clauses,
-        "archive_versions": [version], "archive": BASE, "origin": origin,
-    }
-    if options:
-        data["check_options"] = dict(options)
-    data["files"] = {name: _sha(content) for name, content in sorted(files.items())}
-    data["expected"] = expected
-    return data
-
-
-def _golden(tmp: Path) -> list[tuple[dict[str, Any], Files]]:
-    out = []
-    for source in GOLDEN:
-        fixture = load_fixture(bundled_fixture(source))
-        for version in (2, 3):
-            where = tmp / f"golden-{source}-v{version}"
-            where.mkdir()
-            generate_archive(fixture, where / BASE, version=version)
-            files = _dir_files(where)
-            dump = dump_bytes(where / BASE)
-            files[DUMP] = dump
-            clauses = _golden_clauses(dump)
-            tags = [f"fixture:{source}"] + (["events"] if "FMT-EVENT-1" in clauses else [])
-            origin = {"writer": "pcpconform generate", "version": __version__,
-                      "source": f"pcpconform/fixtures/bundled/{source}.yaml"}
-            expected = {"verdict": "clean", "error_codes": [], "warning_codes": [], "dump": DUMP}
-            out.append((_case(f"{source}-v{version}", "valid",
-                              f"the bundled fixture {source}.yaml written as a version {version} archive",
-                              tags, clauses, version, origin, files, expected), files))
-    return out
+__all__ = ["DUMP", "BASE", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
 
 
 def _clauses_of(codes: list[str]) -> list[str]:
@@ -123,7 +36,7 @@ def _clauses_of(codes: list[str]) -> list[str]:
     return list(dict.fromkeys(RULES[c].clause for c in ordered))
 
 
-def _invalid(tmp: Path) -> list[tuple[dict[str, Any], Files]]:
+def _invalid(tmp: Path) -> list[Made]:
     manifest = build_corpus(tmp / "invalid")
     stems = {f"{c.name}-v{v}": c.name for c in CASES for v in c.versions}
     out = []
@@ -132,7 +45,7 @@ def _invalid(tmp: Path) -> list[tuple[dict[str, Any], Files]]:
         errors = [c for c in codes if RULES[c].severity == Severity.ERROR]
         others = [c for c in codes if c not in errors]
         verdict = "errors" if errors else "warnings"
-        files = _dir_files((tmp / "invalid" / entry["archive"]).parent)
+        files = dir_files((tmp / "invalid" / entry["archive"]).parent)
         stem = stems[entry["name"]]
         tags = [f"area:{codes[0].split('.')[0]}", f"fault:{stem}",
                 f"fixture:{Path(entry['source']).stem}"]
@@ -141,8 +54,9 @@ def _invalid(tmp: Path) -> list[tuple[dict[str, Any], Files]]:
         origin = {"writer": "pcpconform.check.corpus", "version": __version__,
                   "source": f"pcpconform/fixtures/bundled/{entry['source']}"}
         expected = {"verdict": verdict, "error_codes": errors, "warning_codes": others, "dump": None}
-        out.append((_case(entry["name"], "invalid", entry["fault"], tags, _clauses_of(codes),
-                          entry["version"], origin, files, expected, entry.get("options")), files))
+        data = case_data(entry["name"], "invalid", entry["fault"], tags, _clauses_of(codes),
+                         entry["version"], origin, expected, options=entry.get("options"))
+        out.append(Made(data, files))
     return out
 
 
@@ -157,22 +71,61 @@ def _previous_origin(corpus: Path, kind: str, data: dict[str, Any]) -> dict[str,
     return None
 
 
-def corpus_files(corpus: str | Path) -> Files:
-    """Every file of ``cases/``, path (relative to the corpus directory, with ``/``) -> bytes;
-    ``corpus`` supplies the origins of unchanged cases."""
+def _mmv(tmp: Path) -> list[Made]:
+    """The MMV checker's one-fault MMV cases, when it has a corpus builder."""
+    try:
+        module: Any = importlib.import_module("pcpconform.check.mmv.corpus")
+    except ImportError:
+        return []
+    out = []
+    for path in module.build_mmv_cases(tmp / "mmv"):
+        data = json.loads((Path(path) / CASE_FILE).read_text(encoding="utf-8"))
+        files = {name: content for name, content in dir_files(Path(path)).items() if name != CASE_FILE}
+        out.append(Made(data, files))
+    return out
+
+
+def _materialise(made: list[Made], tmp: Path) -> dict[str, Path]:
+    """Each archive case's files in a directory of its own: case id -> that directory."""
+    where = {}
+    for case in made:
+        if case.data.get("format", "archive") != "archive":
+            continue
+        d = tmp / "made" / case.id
+        d.mkdir(parents=True)
+        for name, content in case.files.items():
+            (d / name).write_bytes(content)
+        where[case.id] = d
+    return where
+
+
+def make_cases(corpus: str | Path) -> list[Made]:
+    """Every case of the corpus, as the kit builds it now."""
     root = Path(corpus)
-    result: Files = {}
     with tempfile.TemporaryDirectory(prefix="pcpconform-conform-") as name:
         tmp = Path(name)
-        made = _golden(tmp) + _invalid(tmp)
-    for data, files in made:
-        kind = data["kind"]
-        origin = _previous_origin(root, kind, data)
+        valid = fixture_cases(root, tmp) + compressed_cases(root, tmp) + source_cases(root)
+        attach_expectations(root, valid, _materialise(valid, tmp))
+        invalid = _invalid(tmp) + _mmv(tmp)
+        # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
+        checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
+        return valid + mmv_cases(checks) + invalid
+
+
+def corpus_files(corpus: str | Path) -> Files:
+    """Every file of ``cases/``, path (relative to the corpus directory, with ``/``) -> bytes;
+    ``corpus`` supplies the fixtures, sources and plans, and the origins of unchanged cases."""
+    root = Path(corpus)
+    result: Files = {}
+    for case in make_cases(root):
+        kind = case.data["kind"]
+        finish(case)
+        origin = _previous_origin(root, kind, case.data)
         if origin is not None:
-            data["origin"] = origin
-        where = f"cases/{kind}/{data['id']}"
-        result[f"{where}/{CASE_FILE}"] = case_json(data)
-        for fname, content in files.items():
+            case.data["origin"] = origin
+        where = f"cases/{kind}/{case.id}"
+        result[f"{where}/{CASE_FILE}"] = finish(case)
+        for fname, content in case.files.items():
             result[f"{where}/{fname}"] = content
     return result
 

@@ -53,9 +53,15 @@ class Case:
         return dict(self.data["expected"])
 
     @property
+    def format(self) -> str:
+        """``archive`` or ``mmv``: what the case's input is."""
+        return str(self.data.get("format", "archive"))
+
+    @property
     def base(self) -> Path:
-        """The archive's base name (its files need not all exist: see the case's fault)."""
-        return self.path / str(self.data["archive"])
+        """The archive's base name (its files need not all exist: see the case's fault);
+        for an MMV case, its file."""
+        return self.path / str(self.data["file" if self.format == "mmv" else "archive"])
 
 
 def _read_json(path: Path) -> Any:

@@ -1,22 +1,31 @@
 """The corpus checks itself: every case cites known clauses, has exactly the files its
 manifest lists with the listed checksums, and still gets the expected outputs from the kit's
-own oracles (the validator's verdict and codes, the JSON Lines dump); optionally the kit
-still builds the committed bytes. Also the clause coverage: which clauses of spec/ no valid
-and no invalid case cites.
+own oracles (the validator's verdict and codes, the JSON Lines dump, the archive its fixture
+makes, the interpolation and derived-metric documents); optionally the kit still builds the
+committed bytes. Also the clause coverage (``coverage``): a clause that no valid case, or
+where it can be violated no invalid case, cites needs a written reason.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.conform.build import corpus_files, dump_bytes
-from pcpconform.conform.manifest import CASE_FILE, Case, ManifestError, load_corpus
+from pcpconform.conform.coverage import Coverage, load_exceptions
+from pcpconform.conform.expected import Outcome, Schedule, derive_outcome, document_bytes, interp_outcome
+from pcpconform.conform.manifest import CASE_FILE, KINDS, Case, ManifestError, load_corpus
 from pcpconform.errors import PcpConformError
+from pcpconform.fixtures.fixture import load_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.io.archive import Archive
 
 __all__ = ["Sanity", "spec_clauses", "sanity", "check_case"]
 
@@ -39,30 +48,21 @@ class Sanity:
 
     cases: list[Case]
     problems: list[str] = field(default_factory=list)
-    #: every clause ID of spec/ -> its chapter
-    clauses: dict[str, str] = field(default_factory=dict)
-    #: "valid" / "invalid" -> the clause IDs the cases of that kind cite
-    cited: dict[str, set[str]] = field(default_factory=dict)
+    coverage: Coverage = field(default_factory=lambda: Coverage({}))
 
-    def uncovered(self) -> dict[str, list[str]]:
-        """Chapter -> the clauses of it that no case cites."""
-        everything = self.cited.get("valid", set()) | self.cited.get("invalid", set())
+    @property
+    def clauses(self) -> dict[str, str]:
+        return self.coverage.clauses
+
+    def uncovered(self, kind: str | None = None) -> dict[str, list[str]]:
+        """Chapter -> the clauses of it that no case (of ``kind``, default any) cites."""
+        kinds = [kind] if kind else list(KINDS)
+        everything = set().union(*(self.coverage.cited.get(k, set()) for k in kinds))
         out: dict[str, list[str]] = {}
         for cid, chapter in self.clauses.items():
             if cid not in everything:
                 out.setdefault(chapter, []).append(cid)
         return out
-
-    def coverage(self) -> list[str]:
-        """One line per chapter: clauses cited by a valid case, an invalid case, any."""
-        lines = []
-        for chapter in sorted(set(self.clauses.values())):
-            mine = {c for c, ch in self.clauses.items() if ch == chapter}
-            valid = mine & self.cited.get("valid", set())
-            invalid = mine & self.cited.get("invalid", set())
-            lines.append(f"{chapter}: {len(valid | invalid)}/{len(mine)} clauses cited "
-                         f"({len(valid)} by valid cases, {len(invalid)} by invalid cases)")
-        return lines
 
 
 def _verdict(errors: int, others: int) -> str:
@@ -86,6 +86,15 @@ def _files_problems(case: Case) -> list[str]:
     return out
 
 
+def _mmv_report(path: Path) -> Any:
+    """The MMV checker's report on one file (ManifestError if the kit has none)."""
+    try:
+        module: Any = importlib.import_module("pcpconform.check.mmv")
+    except ImportError:
+        raise ManifestError("an MMV case needs pcpconform.check.mmv, which this kit lacks") from None
+    return module.check_mmv_file(path)
+
+
 def check_case(case: Case) -> list[str]:
     """What is wrong with one case's expected outputs, as the kit computes them now."""
     expected = case.expected
@@ -98,7 +107,10 @@ def check_case(case: Case) -> list[str]:
             for c in expected["error_codes"] if RULES[c].severity != Severity.ERROR]
     out += [f"{c} is listed under warning_codes but is an error"
             for c in expected["warning_codes"] if RULES[c].severity == Severity.ERROR]
-    report = check_archive(case.base, **case.data.get("check_options", {}))
+    if case.format == "mmv":
+        report = _mmv_report(case.base)
+    else:
+        report = check_archive(case.base, **case.data.get("check_options", {}))
     errors = {d.code for d in report.diagnostics if d.severity == Severity.ERROR}
     others = report.codes() - errors
     got = _verdict(len(errors), len(others))
@@ -122,6 +134,60 @@ def check_case(case: Case) -> list[str]:
         else:
             if not same:
                 out.append(f"{dump} differs from the dump the kit writes")
+    if "fixture" in case.data and dump is not None:
+        out += _writer_problems(case)
+    out += _replay_problems(case)
+    return out
+
+
+def _writer_problems(case: Case) -> list[str]:
+    """The case's fixture, written by the kit at the case's version, dumps as expected."""
+    fixture = case.path / str(case.data["fixture"])
+    with tempfile.TemporaryDirectory(prefix="pcpconform-writer-") as tmp:
+        base = Path(tmp) / "a"
+        try:
+            generate_archive(load_fixture(fixture), base, version=int(case.data["archive_versions"][0]))
+            same = dump_bytes(base) == (case.path / case.expected["dump"]).read_bytes()
+        except (PcpConformError, OSError) as exc:
+            return [f"the fixture {fixture.name} cannot be written: {exc}"]
+    return [] if same else [f"the archive written from {fixture.name} does not dump as {case.expected['dump']}"]
+
+
+def _outcome_problems(case: Case, entry: dict[str, Any], got: Outcome, what: str) -> list[str]:
+    out = []
+    for member, doc in (("result", got.result), ("libpcp_result", got.libpcp_result)):
+        name = entry.get(member)
+        if (name is None) != (doc is None):
+            out.append(f"{what}: {member} is {name}, the oracle {'gives none' if doc is None else 'gives one'}")
+        elif name is not None and doc is not None:
+            path = case.path / str(name)
+            if not path.is_file() or path.read_bytes() != document_bytes(doc):
+                out.append(f"{what}: {name} differs from what the oracle gives")
+    if sorted(entry.get("deviations", [])) != sorted(got.deviations):
+        out.append(f"{what}: deviations are {entry.get('deviations')}, the oracle names {got.deviations}")
+    if "diagnostics" in entry and entry["diagnostics"] != got.diagnostics:
+        out.append(f"{what}: diagnostics differ from the oracle's")
+    return out
+
+
+def _replay_problems(case: Case) -> list[str]:
+    """Each interp and derive expectation is what the oracles compute now."""
+    entries = case.expected.get("interp", []), case.expected.get("derive", [])
+    if not any(entries):
+        return []
+    out = []
+    try:
+        archive = Archive(case.base)
+        for entry in entries[0]:
+            got = interp_outcome(archive, Schedule.from_json(entry["schedule"]), entry["rules"])
+            out += _outcome_problems(case, entry, got, f"interp {entry['id']} ({entry['rules']})")
+        for entry in entries[1]:
+            config = (case.path / entry["config"]).read_bytes()
+            got = derive_outcome(archive, config, entry["config"], Schedule.from_json(entry["schedule"]),
+                                 entry["profile"])
+            out += _outcome_problems(case, entry, got, f"derive {entry['id']} ({entry['profile']})")
+    except (PcpConformError, OSError, KeyError) as exc:
+        out.append(f"the replays cannot be computed: {exc}")
     return out
 
 
@@ -139,13 +205,24 @@ def _reproduce(corpus: Path) -> list[str]:
     return out
 
 
-def sanity(corpus: str | Path, spec: str | Path | None = None, *, reproduce: bool = False) -> Sanity:
+def _valid_verdict(case: Case) -> list[str]:
+    verdict = case.expected["verdict"]
+    if case.format == "archive" and case.expected["dump"] is None:
+        return ["a valid archive case must expect a dump"]
+    if verdict == "errors" or (verdict == "warnings" and "quirk" not in case.data["tags"]):
+        return ["a valid case must expect the verdict clean (or warnings, tagged quirk)"]
+    return []
+
+
+def sanity(corpus: str | Path, spec: str | Path | None = None, *, reproduce: bool = False,
+           coverage: bool = True) -> Sanity:
     """Check the corpus in directory ``corpus`` against the clauses of ``spec`` (default
-    the ``spec`` directory beside it). ManifestError if it cannot be read at all."""
+    the ``spec`` directory beside it); ``coverage=False`` leaves out the coverage problems
+    (for a part of a corpus). ManifestError if it cannot be read at all."""
     root = Path(corpus)
     cases = load_corpus(root)
-    result = Sanity(cases, clauses=spec_clauses(spec if spec is not None else root.parent / "spec"))
-    result.cited = {"valid": set(), "invalid": set()}
+    clauses = spec_clauses(spec if spec is not None else root.parent / "spec")
+    result = Sanity(cases, coverage=Coverage(clauses, {k: set() for k in KINDS}, load_exceptions(root)))
     seen: dict[str, str] = {}
     for case in cases:
         where = f"{case.kind}/{case.path.name}"
@@ -157,16 +234,18 @@ def sanity(corpus: str | Path, spec: str | Path | None = None, *, reproduce: boo
         if case.id in seen:
             lines.append(f"id also used by {seen[case.id]}")
         seen[case.id] = where
-        clauses = case.data["clauses"]
-        lines += [f"unknown clause {c}" for c in clauses if c not in result.clauses]
-        result.cited[case.kind] |= set(clauses)
-        if case.kind == "valid" and (case.expected["verdict"] != "clean" or case.expected["dump"] is None):
-            lines.append("a valid case must expect the verdict clean and a dump")
+        cited = case.data["clauses"]
+        lines += [f"unknown clause {c}" for c in cited if c not in clauses]
+        result.coverage.cited[case.kind] |= set(cited)
+        if case.kind == "valid":
+            lines += _valid_verdict(case)
         if case.kind == "invalid" and case.expected["verdict"] == "clean":
             lines.append("an invalid case cannot expect the verdict clean")
         lines += _files_problems(case)
         lines += check_case(case)
         result.problems += [f"{where}: {line}" for line in lines]
+    if coverage:
+        result.problems += result.coverage.problems()
     if reproduce:
         result.problems += _reproduce(root)
     return result
