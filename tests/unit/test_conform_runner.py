@@ -98,7 +98,7 @@ sys.stdout.write(re.sub(r'("type":"double","value":"0x)([0-9a-f]{16})"', flip, b
 
 def test_a_crashing_adapter_is_a_crash(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     impl = _adapter(tmp_path, 'import signal\nprint("dying", file=sys.stderr)\nos.kill(os.getpid(), signal.SIGSEGV)\n')
-    status, report = _run(impl, "--cases", "example-v3", capsys=capsys)
+    status, report = _run(impl, "--cases", "example-v3", "--suite", "validator", "--suite", "reader", capsys=capsys)
     assert status == 1
     for r in report["results"]:
         assert r["verdict"] == "crash" and "SIGSEGV" in r["detail"] and r["stderr"] == "dying"
@@ -106,7 +106,8 @@ def test_a_crashing_adapter_is_a_crash(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_a_hanging_adapter_times_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     impl = _adapter(tmp_path, 'import time\ntime.sleep(60)\n')
-    status, report = _run(impl, "--cases", "example-v2", "--timeout", "1", "-j", "2", capsys=capsys)
+    status, report = _run(impl, "--cases", "example-v2", "--suite", "validator", "--suite", "reader",
+                          "--timeout", "1", "-j", "2", capsys=capsys)
     assert status == 1
     assert [r["verdict"] for r in report["results"]] == ["timeout", "timeout"]
     assert all(r["seconds"] < 10 for r in report["results"])
