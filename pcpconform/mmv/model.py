@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits
 
@@ -86,9 +87,11 @@ class Indom:
     helptext: str | None = None
 
 
-@dataclass(frozen=True)
-class Value:
-    """One value: of a singular metric (instance None) or of one instance (its internal id)."""
+class Value(NamedTuple):
+    """One value: of a singular metric (instance None) or of one instance (its internal id).
+
+    A named tuple rather than a frozen dataclass: a file holds up to 10^5 or more values,
+    and the reader builds them with the C-level ``Value._make``."""
 
     instance: int | None = None
     atom: bytes = bytes(8)         # the pmAtomValue word as stored

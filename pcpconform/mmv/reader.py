@@ -9,6 +9,7 @@ before it is followed (the PMDA follows some unchecked: spec/mmv.md).
 from __future__ import annotations
 
 import struct
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -219,38 +220,51 @@ class _Reader:
     def values(self, sect: tuple[int, int, int], metrics: list[Metric],
                metric_at: dict[int, int], inst_at: dict[int, tuple[int, int]]
                ) -> list[list[Value]]:
-        """Each metric's values, in file order (the hot loop: one pass, no per-entry
-        strings unless something is wrong)."""
+        """Each metric's values, in file order.
+
+        The hot part of a large file, decoded by columns: the section's 64-bit words read
+        through one memoryview, back-pointers resolved with dict lookups mapped over them,
+        and the values built by ``tuple.__new__`` mapped over the columns."""
         out: list[list[Value]] = [[] for _ in metrics]
         count, base, _ = sect
-        # per metric: singular?, indom serial, STRING?
-        kinds = [(is_singular(m.indom), m.indom & 0xFFFFFFFF, m.type == TYPE_STRING)
-                 for m in metrics]
-        metric_of = metric_at.get
-        owner_of = inst_at.get
-        instance: int | None
-        for n, (atom, extra, moff, ioff) in enumerate(self.entries(_VALUE, base, count)):
-            k = metric_of(moff)
-            if k is None:
-                raise self.fail(f"metric back-pointer {moff} is not a metric entry",
-                                base + VALUE_SIZE * n + 16, f"values[{n}].metric")
-            singular, serial, is_string = kinds[k]
-            if singular:
-                if ioff != 0:
-                    raise self.fail("a singular metric's value points at an instance",
-                                    base + VALUE_SIZE * n + 24, f"values[{n}].instance")
-                instance = None
-            else:
-                owner = owner_of(ioff)
-                if owner is None or owner[0] != serial:
-                    raise self.fail(f"instance back-pointer {ioff} is not an instance of"
-                                    f" indom {metrics[k].indom}", base + VALUE_SIZE * n + 24,
-                                    f"values[{n}].instance")
-                instance = owner[1]
-            if is_string:
-                out[k].append(Value(instance, atom, 0, self.slot(extra, f"values[{n}].extra")))
-            else:
-                out[k].append(Value(instance, atom, extra))
+        if count == 0:
+            return out
+        end = base + VALUE_SIZE * count
+        raw = memoryview(self.data)[base:end]
+        words = raw.cast("Q")
+        metric_offsets = words[2::4].tolist()
+        instance_offsets = words[3::4].tolist()
+        extras = raw.cast("q")[1::4].tolist()
+        atoms = [self.data[at:at + 8] for at in range(base, end, VALUE_SIZE)]
+        which = list(map(metric_at.get, metric_offsets))
+        if None in which:
+            n = which.index(None)
+            raise self.fail(f"metric back-pointer {metric_offsets[n]} is not a metric entry",
+                            base + VALUE_SIZE * n + 16, f"values[{n}].metric")
+        # the indom serial each value's instance must belong to (None: singular, offset 0)
+        wanted = [None if is_singular(m.indom) else m.indom & 0xFFFFFFFF for m in metrics]
+        expected = [wanted[k] for k in which]  # type: ignore[index]  # no None: checked
+        owners = list(map(inst_at.get, instance_offsets))
+        found = [(None if at == 0 else -1) if o is None else o[0]
+                 for o, at in zip(owners, instance_offsets)]
+        if found != expected:
+            n = next(n for n, (f, e) in enumerate(zip(found, expected)) if f != e)
+            m = metrics[which[n]]  # type: ignore[index]
+            if is_singular(m.indom):
+                raise self.fail("a singular metric's value points at an instance",
+                                base + VALUE_SIZE * n + 24, f"values[{n}].instance")
+            raise self.fail(f"instance back-pointer {instance_offsets[n]} is not an instance"
+                            f" of indom {m.indom}", base + VALUE_SIZE * n + 24,
+                            f"values[{n}].instance")
+        instances = [None if o is None else o[1] for o in owners]
+        strings: list[str | None] = [None] * count
+        is_string = [m.type == TYPE_STRING for m in metrics]
+        for n in [n for n, k in enumerate(which) if is_string[k]]:  # type: ignore[index]
+            strings[n] = self.slot(extras[n], f"values[{n}].extra")
+            extras[n] = 0
+        made = map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings))
+        for k, value in zip(which, made):
+            out[k].append(value)  # type: ignore[index]
         return out
 
     def labels(self, sect: tuple[int, int, int] | None) -> list[Label]:
