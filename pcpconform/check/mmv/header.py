@@ -11,16 +11,20 @@ from pcpconform.mmv.schema import (
     MMV_MAGIC,
     MMV_VERSIONS,
     TOC_INDOMS,
+    TOC_INSTANCES,
     TOC_LABELS,
     TOC_METRICS,
     TOC_NAMES,
     TOC_SIZE,
+    TOC_STRINGS,
     TOC_VALUES,
     mmv_structs,
 )
 
 __all__ = ["check_header", "check_toc", "PMDA_LIMITS", "header_accepted"]
 
+#: sections the PMDA never reads (it reaches instances and strings through offsets)
+IGNORED_BY_PMDA = (TOC_INSTANCES, TOC_STRINGS)
 #: the most entries the PMDA reads of a section; beyond, it skips the whole section
 PMDA_LIMITS = {TOC_METRICS: (1 << 10) - 1, TOC_INDOMS: (1 << 22) - 1, TOC_LABELS: (1 << 8) - 1}
 _KNOWN_FLAGS = FLAG_NOPREFIX | FLAG_PROCESS | FLAG_SENTINEL
@@ -106,11 +110,19 @@ def check_toc(ctx: MmvContext, tocs: int) -> None:
                     field=f + ".type")
         if e.type in ctx.sections:
             first = ctx.sections[e.type].toc
-            ctx.add("mmv.toc-duplicate", f"a second {name} section (the first is toc[{first}];"
-                    " the PMDA keeps the last)", record=t, offset=where, field=f + ".type")
+            if e.type in IGNORED_BY_PMDA:
+                ctx.add("mmv.toc-crosscheck", f"a second {name} section (the first is toc[{first}];"
+                        " the PMDA reads neither)", record=t, offset=where, field=f + ".type")
+            else:
+                ctx.add("mmv.toc-duplicate", f"a second {name} section (the first is toc[{first}];"
+                        " the PMDA keeps the last)", record=t, offset=where, field=f + ".type")
             continue
         count = e.count
-        if count < 0:
+        if count < 0 and e.type in IGNORED_BY_PMDA:
+            ctx.add("mmv.toc-crosscheck", f"{name} count {count} is negative (the PMDA ignores"
+                    " the section)", record=t, offset=where + 4, field=f + ".count")
+            count = 0
+        elif count < 0:
             ctx.add("mmv.toc-count", f"{name} count {count} is negative (the PMDA reads"
                     f" {count & 0xFFFFFFFF} and skips the section)", record=t, offset=where + 4,
                     field=f + ".count")
