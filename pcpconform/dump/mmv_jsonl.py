@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator
+from collections import namedtuple
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TextIO
+
+from construct import Bytes, FormatField, Renamed
 
 from pcpconform.dump.jsonl import escape_bytes
 from pcpconform.format.pmtypes import PmSem, PmUnits
@@ -36,6 +40,8 @@ from pcpconform.mmv.model import (
     TYPE_STRING,
     TYPE_U32,
     TYPE_U64,
+    decode_text,
+    encode_text,
     exported_indom,
     exported_name,
     exported_pmid,
@@ -58,7 +64,7 @@ from pcpconform.mmv.schema import (
     mmv_structs,
 )
 
-__all__ = ["MMV_DUMP_HEADER", "mmv_records", "mmv_dump_lines", "write_mmv_jsonl", "TYPE_TOKENS",
+__all__ = ["MMV_DUMP_HEADER", "mmv_records", "iter_mmv_records", "mmv_dump_lines", "write_mmv_jsonl", "TYPE_TOKENS",
            "FLAG_NAMES", "LABEL_TYPE_NAMES", "flag_names", "label_type_name"]
 
 MMV_DUMP_FORMAT_VERSION = 1
@@ -137,10 +143,52 @@ def _sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
 
 @dataclass
 class _MetricAt:
-    name: bytes | None
+    """What a value line repeats of its metric, escaped once per metric."""
+
+    name: str | None
     item: int
     type: int
     indom: int
+    pcp_name: str | None
+    pmid: str | None
+
+
+class _Layout:
+    """A fixed-size schema as one struct format and a named tuple of its fields, both
+    derived from the construct declaration (one construct parse per entry is too slow for
+    a file at the PMDA's limits)."""
+
+    def __init__(self, schema: Any) -> None:
+        fmt = "<"
+        for sub in schema.subcons:
+            con = sub.subcon
+            while isinstance(con, Renamed):     # a field's docs may wrap it once more
+                con = con.subcon
+            if isinstance(con, FormatField):
+                fmt += con.fmtstr.lstrip("<>=!")
+            elif isinstance(con, Bytes):
+                fmt += f"{con.length}s"
+            else:
+                raise TypeError(f"field {sub.name} of an MMV entry is not a fixed-size word")
+        self.struct = struct.Struct(fmt)
+        if self.struct.size != schema.sizeof():
+            raise AssertionError(f"struct {fmt} does not match the schema's size")
+        self.tuple: Any = namedtuple("Entry", [sub.name for sub in schema.subcons])  # type: ignore[misc]
+
+    def unpack(self, data: bytes, at: int) -> Any:
+        return self.tuple._make(self.struct.unpack_from(data, at))
+
+
+@cache
+def _layouts(version: int) -> dict[int | str, _Layout]:
+    s = mmv_structs(version)
+    out: dict[int | str, _Layout] = {
+        "header": _Layout(s.header), "toc": _Layout(s.toc), TOC_INDOMS: _Layout(s.indom),
+        TOC_INSTANCES: _Layout(s.instance), TOC_METRICS: _Layout(s.metric),
+        TOC_VALUES: _Layout(s.value), TOC_STRINGS: _Layout(s.string)}
+    if s.label is not None:
+        out[TOC_LABELS] = _Layout(s.label)
+    return out
 
 
 class _Walk:
@@ -160,6 +208,16 @@ class _Walk:
                "code": code, "severity": severity, "clause": clause, "message": message}
         self.problems.append(obj)
         return obj
+
+    def pcp_name(self, name: bytes) -> str:
+        """The escaped name the PMDA exports a metric of this name under."""
+        return escape_bytes(encode_text(exported_name(self.file_name, decode_text(name),
+                                                      self.flags)))
+
+    def pmid(self, item: int) -> str | None:
+        """The PMID the PMDA gives item (none above 1023 or with a cluster out of range)."""
+        ok = item <= 1023 and 0 <= self.cluster <= 4095
+        return str(exported_pmid(self.cluster, item)) if ok else None
 
     def pcp_indom(self, serial: int) -> str | None:
         """The InDom the PMDA gives serial (none while the cluster is out of range)."""
@@ -194,7 +252,7 @@ class _Walk:
             yield self.problem(0, "header", f"file of {len(data)} bytes is shorter than the"
                                " 40-byte header", clause="MMV-HDR-1")
             return
-        hdr = mmv_structs(1).header.parse(data[:HEADER_SIZE])
+        hdr = _layouts(1)["header"].unpack(data, 0)
         self.cluster, self.flags = hdr.cluster, hdr.flags
         yield {"kind": "header", "offset": 0, "file": escape_bytes(self.file_name.encode(
                    "utf-8", "surrogateescape")),
@@ -231,7 +289,7 @@ class _Walk:
                 yield self.problem(where, f"toc[{t}]", f"{hdr.tocs} TOC entries do not fit"
                                    f" the file ({len(data)} bytes)", index=t, clause="MMV-HDR-3")
                 break
-            e = s.toc.parse(data[where:where + TOC_SIZE])
+            e = _layouts(1)["toc"].unpack(data, where)
             section = TOC_NAMES.get(e.type)
             if e.type == TOC_LABELS and hdr.version < 3:
                 section = None
@@ -259,6 +317,7 @@ class _Walk:
         file (noted in ``problems`` only when ``report``)."""
         size = s.sizes[kind]
         name = TOC_NAMES[kind]
+        layout = _layouts(s.version)[kind]
         for n in range(count):
             at = base + size * n
             if not self.inside(at, size):
@@ -267,16 +326,13 @@ class _Walk:
                 yield (self.problem(at, f"{name}[{n}]", message, index=n, clause="MMV-TOC-1")
                        if report else {})
                 return
-            schema = s.string if kind == TOC_STRINGS else {
-                TOC_INDOMS: s.indom, TOC_INSTANCES: s.instance, TOC_METRICS: s.metric,
-                TOC_VALUES: s.value, TOC_LABELS: s.label}[kind]
-            yield n, at, schema.parse(self.data[at:at + size])
+            yield n, at, layout.unpack(self.data, at)
 
     def sections(self, s: MmvStructs, toc: list[tuple[int, int, int, int]]
                  ) -> Iterator[dict[str, Any]]:
         # first the entries values and instances point at, so every line can name its owner
         indom_at: dict[int, int] = {}              # indom entry offset -> serial
-        inst_at: dict[int, tuple[int, bytes | None]] = {}  # instance offset -> internal, name
+        inst_at: dict[int, tuple[int, str | None]] = {}  # instance offset -> internal, name
         metric_at: dict[int, _MetricAt] = {}
         for _, kind, count, base in toc:
             if kind not in (TOC_INDOMS, TOC_INSTANCES, TOC_METRICS):
@@ -290,11 +346,14 @@ class _Walk:
                 elif kind == TOC_INSTANCES:
                     name = (entry.external.partition(b"\0")[0] if s.version == 1
                             else self.slot(entry.external))
-                    inst_at[at] = (entry.internal, name)
+                    inst_at[at] = (entry.internal, None if name is None else escape_bytes(name))
                 else:
                     name = (entry.name.partition(b"\0")[0] if s.version == 1
                             else self.slot(entry.name))
-                    metric_at[at] = _MetricAt(name, entry.item, entry.type, entry.indom)
+                    metric_at[at] = _MetricAt(
+                        None if name is None else escape_bytes(name), entry.item, entry.type,
+                        entry.indom, None if name is None else self.pcp_name(name),
+                        self.pmid(entry.item))
         seen_items: set[int] = set()
         for _, kind, count, base in toc:
             for e in self.entries(s, kind, count, base):
@@ -379,9 +438,8 @@ class _Walk:
         pcp_name = None if name is None else exported_name(
             self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
         ok_item = m.item <= 1023 and 0 <= self.cluster <= 4095
-        obj["pcp_name"] = None if pcp_name is None else escape_bytes(
-            pcp_name.encode("utf-8", "surrogateescape"))
-        obj["pmid"] = str(exported_pmid(self.cluster, m.item)) if ok_item else None
+        obj["pcp_name"] = None if name is None else self.pcp_name(name)
+        obj["pmid"] = self.pmid(m.item)
         obj["pcp_indom"] = None if is_singular(m.indom) else self.pcp_indom(m.indom & 0xFFFFFFFF)
         obj["exported"] = (ok_item and m.item not in seen and m.type in MMV_TYPES
                            and pcp_name is not None and bool(name)
@@ -398,7 +456,7 @@ class _Walk:
         yield from problems
 
     def value(self, n: int, at: int, v: Any, metric_at: dict[int, _MetricAt],
-              inst_at: dict[int, tuple[int, bytes | None]]) -> Iterator[dict[str, Any]]:
+              inst_at: dict[int, tuple[int, str | None]]) -> Iterator[dict[str, Any]]:
         f = f"values[{n}]"
         m = metric_at.get(v.metric)
         obj: dict[str, Any] = {"kind": "value", "index": n, "offset": at,
@@ -413,16 +471,13 @@ class _Walk:
             yield obj
             yield from problems
             return
-        obj["name"] = None if m.name is None else escape_bytes(m.name)
+        obj["name"] = m.name
         obj["item"] = m.item
-        obj["pcp_name"] = None if m.name is None else escape_bytes(exported_name(
-            self.file_name, m.name.decode("utf-8", "surrogateescape"),
-            self.flags).encode("utf-8", "surrogateescape"))
-        obj["pmid"] = (str(exported_pmid(self.cluster, m.item))
-                       if m.item <= 1023 and 0 <= self.cluster <= 4095 else None)
+        obj["pcp_name"] = m.pcp_name
+        obj["pmid"] = m.pmid
         inst = None if is_singular(m.indom) else inst_at.get(v.instance)
         obj["instance"] = None if inst is None else inst[0]
-        obj["instance_name"] = None if inst is None or inst[1] is None else escape_bytes(inst[1])
+        obj["instance_name"] = None if inst is None else inst[1]
         if inst is None and not is_singular(m.indom):
             problems.append(self.problem(at + 24, f + ".instance", f"instance back-pointer"
                                          f" {v.instance} is not an instance entry", index=n))
@@ -456,21 +511,31 @@ class _Walk:
         return obj
 
 
-def mmv_records(data: bytes, file_name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Every line of the dump of ``data`` (a file called ``file_name`` in the MMV
-    directory), and the problems among them."""
+def iter_mmv_records(data: bytes, file_name: str
+                     ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
+    """The lines of the dump of ``data`` (a file called ``file_name`` in the MMV directory)
+    as they are made, and the list the problems among them are added to meanwhile."""
     walk = _Walk(data, file_name)
-    lines = list(walk.records())
-    return lines, walk.problems
+    return walk.records(), walk.problems
 
 
-def mmv_dump_lines(records: list[dict[str, Any]]) -> Iterator[str]:
+def mmv_records(data: bytes, file_name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every line of the dump of ``data``, and the problems among them."""
+    lines, problems = iter_mmv_records(data, file_name)
+    return list(lines), problems
+
+
+# every text is escaped to ASCII (DUMP-MMV-ESC), so the C encoder's ASCII path is exact
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def mmv_dump_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The JSON Lines, without newlines, format header first."""
-    yield json.dumps(MMV_DUMP_HEADER, separators=(",", ":"))
+    yield _ENCODE(MMV_DUMP_HEADER)
     for obj in records:
-        yield json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+        yield _ENCODE(obj)
 
 
-def write_mmv_jsonl(records: list[dict[str, Any]], out: TextIO) -> None:
+def write_mmv_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> None:
     for line in mmv_dump_lines(records):
         out.write(line + "\n")

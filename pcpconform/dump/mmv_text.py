@@ -10,6 +10,7 @@ bytes outside printable ASCII are escaped. A defect is a ``Bad ...`` line where 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from pcpconform.format.pmtypes import PmUnits
@@ -120,10 +121,9 @@ def _section_of(obj: dict[str, Any]) -> str | None:
     return f"{obj['kind']}s"
 
 
-def write_mmv_text(records: list[dict[str, Any]], out: TextIO) -> None:
+def write_mmv_text(records: Iterable[dict[str, Any]], out: TextIO) -> None:
     """The listing of the records ``mmv_records`` made: each section under its TOC heading."""
-    pending = [r for r in records if r["kind"] == "toc" and r["section"] in _SECTION_TITLES
-               and r["count"] >= 0]
+    pending: list[dict[str, Any]] = []     # TOC entries whose sections are still to come
     current: dict[str, Any] | None = None
     seen = 0
     for obj in records:
@@ -131,8 +131,10 @@ def write_mmv_text(records: list[dict[str, Any]], out: TextIO) -> None:
         section = _section_of(obj)
         if kind == "header":
             _header(obj, out)
-        elif kind == "toc":
-            if obj not in pending:
+        elif kind == "toc":    # every TOC line comes before the first entry line
+            if obj["section"] in _SECTION_TITLES and obj["count"] >= 0:
+                pending.append(obj)
+            elif obj["section"] is None:
                 out.write(f"\nUnrecognised TOC[{obj['index']}] type: 0x{obj['type'] & 0xFFFFFFFF:x}\n")
         elif section is None:
             out.write(f"Bad {obj['field']} at offset {obj['offset']}: {obj['message']}\n")
