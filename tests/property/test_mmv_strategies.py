@@ -11,10 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pcpconform.dump.jsonl import escape_bytes
 from pcpconform.dump.mmv import dump_mmv_bytes
 from pcpconform.dump.mmv_undump import undump_mmv
 from pcpconform.extra.mmv_strategies import mmv_contents, mmv_files
 from pcpconform.mmv import MmvFile, build_mmv, parse_mmv
+from pcpconform.mmv.model import encode_text, exported_metrics
 from pcpconform.mmv.writer import select_version
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
@@ -65,6 +67,24 @@ def test_exportable_content_is_exported() -> None:
         metrics = [json.loads(line) for line in text.splitlines() if '"kind":"metric"' in line]
         assert problems == [] and len(metrics) == len(content.metrics)
         assert all(m["exported"] and m["pmid"] for m in metrics)
+
+    check()
+
+
+def test_dump_identity_is_the_models() -> None:
+    """The dump's names, PMIDs and InDoms are exported_metrics' (which the PMDA test pins)."""
+    @SETTINGS
+    @given(mmv_contents())
+    def check(content: MmvFile) -> None:
+        text, _ = dumped(build_mmv(content))
+        lines = [json.loads(line) for line in text.splitlines()[1:]]
+        exported = {m["offset"]: m for m in lines if m["kind"] == "metric" and m["pmid"]}
+        firsts = [m for m in exported.values()
+                  if m["item"] not in {x["item"] for x in exported.values() if x["offset"] < m["offset"]}]
+        want = exported_metrics(content, "drawn")
+        assert [(m["pcp_name"], m["pmid"], m["pcp_indom"]) for m in firsts] == [
+            (escape_bytes(encode_text(e.name)), str(e.pmid),
+             None if e.indom.is_null else str(e.indom)) for e in want]
 
     check()
 

@@ -106,6 +106,15 @@ def test_repeated_item_is_not_exported() -> None:
     assert exported == [("i32", True), ("twin", False)]
 
 
+def test_a_name_the_pmda_refuses_is_not_exported() -> None:
+    model = content(1)
+    odd = dataclasses.replace(model.metrics[0], name="two words", item=77)
+    lines, _ = dump(build_mmv(dataclasses.replace(model, metrics=(*model.metrics, odd))))
+    (metric,) = [x for x in lines if x["kind"] == "metric" and x["item"] == 77]
+    assert metric["pcp_name"] == "mmv.app.two words" and metric["pmid"] == "70.42.77"
+    assert metric["exported"] is False
+
+
 def test_values_are_typed() -> None:
     lines, _ = dump(build_mmv(content(1)))
     values = {x["name"]: x for x in lines if x["kind"] == "value"}
