@@ -6,7 +6,9 @@ The one-fault MMV corpus (``pcpconform.check.mmv.corpus``) and randomly damaged 
 through ``$PCP_PMDAS_DIR/mmv/mmvdump`` of PCP 6.0.3, 6.3.x and 7.x, all files in one shell
 run per referee. The errors mmvdump does not see are the PMDA's (it skips, merges or
 misreads what mmvdump prints as it is): the tests of tests/differential/test_mmv_pmda*.py
-run the PMDA itself.
+run the PMDA itself on well-formed files; here the PMDA is run on each one-fault case whose
+errors mmvdump does not see, to show that it then loses, merges or misreads something, or
+crashes.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pytest
 from pcpconform.check.mmv import check_mmv_file
 from pcpconform.check.mmv.corpus import FAULTS, base_file, case_files
 from pcpconform.check.rules import Severity
+from tests.differential.libpcp.mmv_pmda import observe
 from tests.differential.libpcp.referees import Referee
 
 MMVDUMP = "/var/lib/pcp/pmdas/mmv/mmvdump"
@@ -60,7 +63,6 @@ PMDA_ONLY = {
     "mmv.metric-item": "does not export the metric",
     "mmv.metric-item-duplicate": "does not export the second metric",
     "mmv.metric-type": "exports a type its fetch has no case for",
-    "mmv.metric-semantics": "exports the semantics as they are",
     "mmv.metric-indom": "exports an InDom it cannot list",
     "mmv.value-instance": "serves the value under another instance",
     "mmv.label-nul": "parses the payload on into the next label",
@@ -176,3 +178,33 @@ def test_damaged_files_mmvdump_rejects_are_validator_errors(referee: Referee, tm
         if dumps[name].fails or dumps[name].crashed:
             assert report.errors, f"{referee.name}: mmvdump {'crashes' if dumps[name].crashed else 'fails'}" \
                 f" on {name}, the validator reports {sorted(report.codes())}\n{dumps[name].output[-500:]}"
+
+
+#: what the PMDA is asked about a case's file (named "f"): every metric of the base file,
+#: its two InDoms in cluster 42 and the ones the faults move them to, every value but the
+#: ELAPSED one (it follows the clock)
+_NAMES = ["mmv.f.bytes", "mmv.f.text", "mmv.f.elapsed", "mmv.f.per.tool", "mmv.f.per.room"]
+_INDOMS = ["70.86077", "70.86078", "70.86016", "70.86115"]
+_FETCH = ["70.42.1", "70.42.2", "70.42.4", "70.42.5"]
+#: PMDA_ONLY codes the PMDA is not asked about here (labels are not requested)
+_LABELS = {"mmv.label-nul", "mmv.toc-limit"}
+
+
+def _pmda_view(referee: Referee, data: bytes) -> tuple[bool, object]:
+    """(crashed, what dbpmda answered) for one file alone in the MMV directory."""
+    p = observe(referee, {"f": data}, descs=_NAMES, indoms=_INDOMS, fetch=_FETCH).pmda
+    return p.run.crashed, (sorted(p.names), p.descs, p.instances, p.values)
+
+
+def test_pmda_errors_mmvdump_misses_change_what_the_pmda_serves(referee: Referee) -> None:
+    bases = {v: _pmda_view(referee, base_file(v)) for v in (1, 2, 3)}
+    assert not any(crashed for crashed, _ in bases.values())
+    checked = set()
+    for fault in FAULTS:
+        if not fault.errors or not set(fault.errors) <= set(PMDA_ONLY) - _LABELS:
+            continue
+        version = fault.versions[0]
+        crashed, view = _pmda_view(referee, case_files(fault, version))
+        assert crashed or view != bases[version][1], f"{referee.name}: mmv-{fault.name}-v{version}"
+        checked |= set(fault.errors)
+    assert checked == set(PMDA_ONLY) - _LABELS

@@ -66,7 +66,7 @@ MMV_TABLE: list[tuple[str, str, str, str]] = [
     ("mmv.metric-item", _E, "MMV-CHK-METRIC-2", "an item above 1023 (not exported)"),
     ("mmv.metric-item-duplicate", _E, "MMV-CHK-METRIC-2", "an item repeats in the file (the second is dropped)"),
     ("mmv.metric-type", _E, "MMV-CHK-METRIC-3", "a type that is not an MMV type"),
-    ("mmv.metric-semantics", _E, "MMV-CHK-METRIC-3", "semantics other than 0, counter, instant or discrete"),
+    ("mmv.metric-semantics", _W, "MMV-CHK-METRIC-3", "semantics other than 0, counter, instant or discrete"),
     ("mmv.metric-units", _W, "MMV-CHK-METRIC-3", "a pmUnits word with out-of-range scales or pad bits"),
     ("mmv.metric-indom", _E, "MMV-CHK-METRIC-3", "a metric's indom serial is not declared"),
     ("mmv.elapsed-desc", _W, "MMV-CHK-METRIC-3",
