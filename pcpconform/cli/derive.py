@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from types import SimpleNamespace
 from typing import Any, TextIO, cast
 
 from pcpconform.cli.output import opened_output
 from pcpconform.errors import DeriveSemanticError, UsageError
-from pcpconform.format.pmtypes import PmID
+from pcpconform.extra import MissingExtra
+from pcpconform.format.pmtypes import PM_IN_NULL, PmID
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.config import ANON, Registry, load_path, read_config
@@ -23,12 +25,13 @@ from pcpconform.oracles.derive.evaluate import (
     derived_pmid,
 )
 from pcpconform.oracles.derive.parser import check, format_errmsg
-from pcpconform.oracles.derive.profiles import PROFILES
+from pcpconform.oracles.derive.profiles import PROFILES, profile_for
 from pcpconform.oracles.derive.profiles import profile as get_profile
+from pcpconform.oracles.interp.installed import chosen_rules
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue
 from pcpconform.oracles.interp.report import samples_json, write_csv, write_text
-from pcpconform.oracles.interp.schedule import interval_and_seek, plan
+from pcpconform.oracles.interp.schedule import instance_filter, interval_and_seek, plan
 
 __all__ = ["add_arguments", "run"]
 
@@ -46,22 +49,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--end")
     p.add_argument("--interval", default="1")
     p.add_argument("--samples", type=int)
-    p.add_argument("--rules", choices=tuple(PROFILES), default="pcp-6.3",
-                   help="libpcp version profile: grammar, binding, evaluation and interpolation")
+    p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
+                   help="only these instances of the derived metrics (external names or ids)")
+    p.add_argument("--rules", choices=(*PROFILES, "auto"), default="pcp-6.3",
+                   help="libpcp version profile: grammar, binding, evaluation and interpolation; "
+                   "auto: the profile of the PCP installed here")
     p.add_argument("--emulate", action="append", metavar="NAME",
                    help="reproduce a named libpcp deviation (DERIVE-DEV-*), or 'all'")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw the derived values")
     p.add_argument("--format", choices=("text", "json", "csv"), default="text")
     p.add_argument("-o", "--output")
 
 
 def _check_only(args: argparse.Namespace) -> int:
-    prof = get_profile(args.rules)
+    prof = get_profile(_rules(args)[0])
     err = check(args.check, prof)
     if err is None:
         print("ok")
         return 0
     sys.stderr.write(format_errmsg("expr", args.check, err))
     return 1
+
+
+def _rules(args: argparse.Namespace) -> tuple[str, str]:
+    """The profile and how it was chosen (DERIVE-CLI-7); a note when auto finds no PCP."""
+    rules, how = chosen_rules(args.rules, profile_for, "pcp-6.3")
+    if how.startswith("--rules auto:"):
+        print(f"pcpconform derive: {how}", file=sys.stderr)
+    return rules, how
 
 
 def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[str]]:
@@ -93,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.config and not args.define:
         raise UsageError("no derived metrics: give --config PATH or --define 'NAME = EXPR'")
 
-    prof = get_profile(args.rules)
+    rules, how = _rules(args)
+    prof = get_profile(rules)
+    emulate = _emulated(args)
     archive = Archive(args.archive)
+    archive.descs()                 # the archive's own errors first (DERIVE-CLI-8)
     defs, messages = _definitions(args, prof)
     failed = bool(messages)
     wanted = args.metric or [d.name for d in defs]
@@ -115,10 +133,30 @@ def run(args: argparse.Namespace) -> int:
             continue
         derived[name] = b
         bounds.append(b)
+    interval, early = interval_and_seek(args.interval, args.start, archive.start)
+    # reads the whole archive (the operands' replay): a damaged archive stops here, before
+    # any derived-metric message (DERIVE-CLI-8)
+    ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
+                   interp_emulate=emulate & INTERP_DEVIATIONS.keys(), from_time=early)
     for line in messages:
         sys.stderr.write(line + "\n")
     if not bounds:
         return 1
+    ev.pmids = {b.name: by_name[b.name].pmid for b in bounds}
+    start, count = plan(archive.start, ev.replay.last, args.start, args.end, interval, args.samples,
+                        first_record=ev.replay.first_record)
+    view = _report_source(ev)
+    keep = _instance_filter(view, ev, bounds, args.instances)
+    derived_samples = ev.schedule(start, interval, count)
+    samples = _samples(ev, view, bounds, derived_samples, keep)
+    if args.plot:
+        _plot(ev, view, samples, args, rules)
+    with opened_output(args.output) as out:
+        _write(ev, view, bounds, samples, derived_samples, args, out, sorted(emulate), rules, how)
+    return 1 if failed else 0
+
+
+def _emulated(args: argparse.Namespace) -> set[str]:
     emulate = set(args.emulate or [])
     if "all" in emulate:
         emulate = set(EMULATABLE) | set(INTERP_DEVIATIONS)
@@ -127,27 +165,81 @@ def run(args: argparse.Namespace) -> int:
         bad = sorted(emulate - known)[0]
         raise UsageError(f"--emulate {bad}: not an emulatable deviation "
                          f"({', '.join(sorted(known))}; see DEVIATIONS: {', '.join(DEVIATIONS)})")
-    interval, early = interval_and_seek(args.interval, args.start, archive.start)
-    ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
-                   interp_emulate=emulate & INTERP_DEVIATIONS.keys(), from_time=early)
-    ev.pmids = {b.name: by_name[b.name].pmid for b in bounds}
-    start, count = plan(archive.start, ev.replay.last, args.start, args.end, interval, args.samples)
-    derived_samples = ev.schedule(start, interval, count)
-    with opened_output(args.output) as out:
-        _write(ev, bounds, derived_samples, args, out, sorted(emulate))
-    return 1 if failed else 0
+    return emulate
 
 
-def _samples(ev: Any, derived_samples: list[Any]) -> list[Any]:
+def _instance_filter(view: Archive, ev: Evaluator, bounds: list[Bound],
+                     instances: list[str] | None) -> dict[int, set[int]] | None:
+    """--instances (DERIVE-CLI-5): per derived pmID the instance ids to show."""
+    if not instances:
+        return None
+    wanted = [w for arg in instances for w in arg.split(",") if w]
+    keep: dict[int, set[int]] = {}
+    for b in bounds:
+        pmid = int(ev.pmids[b.name])
+        if b.desc.indom.is_null:
+            raise UsageError(f"--instances: {b.name} has no instance domain")
+        names = {i: n for r in view.indom_history(b.desc.indom) for i, n in r.instances.items()}
+        keep[pmid] = instance_filter(names, wanted, b.name)
+    return keep
+
+
+def _no_value_reason(ds: Any, name: str) -> str:
+    """Why a derived metric has no value for an instance at a fetch (DERIVE-CLI-6)."""
+    code = ds.errors.get(name)
+    if code is not None:
+        return f"fetch error {code}"
+    return "none returned" if not ds.values.get(name) else "instance not returned"
+
+
+def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples: list[Any],
+             keep: dict[int, set[int]] | None) -> list[Any]:
+    """The derived fetches as interp Samples, every instance of each metric in every
+    fetch: an instance without a value says why (DERIVE-CLI-6)."""
+    known: dict[int, set[int]] = {}
+    for b in bounds:
+        pmid = int(ev.pmids[b.name])
+        insts: set[int] = set()
+        if b.desc.indom.is_null:
+            insts.add(PM_IN_NULL)
+        else:
+            insts |= {i for r in view.indom_history(b.desc.indom) for i in r.instances}
+        for ds in derived_samples:
+            insts |= {i for i, _ in ds.values.get(b.name, [])}
+        known[pmid] = insts if keep is None else insts & keep[pmid]
     out = []
     for ds in derived_samples:
         s = ev.interp_sample(ds)
-        for insts in s.values.values():
-            for inst, v in insts.items():
-                if isinstance(v, Unpredictable):
-                    insts[inst] = NoValue("unpredictable (libpcp reads uninitialised memory)")
+        if not s.eol:
+            for b in bounds:
+                pmid = int(ev.pmids[b.name])
+                got = s.values.get(pmid, {})
+                row: dict[int, Any] = {}
+                for inst in sorted(known[pmid] | (set(got) if keep is None else set(got) & keep[pmid])):
+                    v = got.get(inst, NoValue(_no_value_reason(ds, b.name)))
+                    if isinstance(v, Unpredictable):
+                        v = NoValue("unpredictable (libpcp reads uninitialised memory)")
+                    row[inst] = v
+                s.values[pmid] = row
         out.append(s)
     return out
+
+
+def _plot(ev: Evaluator, view: Archive, samples: list[Any], args: argparse.Namespace,
+          rules: str) -> None:
+    """--plot (DERIVE-CLI-5): the derived values per metric-instance, with the operands'
+    marks; derived metrics have no observations of their own."""
+    try:
+        from pcpconform.extra.plot import plot_replay
+    except MissingExtra as exc:
+        raise UsageError(f"--plot: {exc}") from None
+    descs = {int(ev.pmids[b.name]): view.desc(int(ev.pmids[b.name])) for b in ev.bound}
+    source = SimpleNamespace(descs=descs, series={}, marks=ev.replay.marks, rel=ev.replay.rel,
+                             archive=view, rules=rules,
+                             instances={p: sorted({i for s in samples for i in s.values.get(p, {})})
+                                        for p in descs})
+    plot_replay(cast(Any, source), samples, args.plot, title=f"{args.archive} ({rules})",
+                names=view.metric_name)
 
 
 def _report_source(ev: Evaluator) -> Archive:
@@ -157,17 +249,16 @@ def _report_source(ev: Evaluator) -> Archive:
     return cast(Archive, DerivedView(ev))
 
 
-def _write(ev: Evaluator, bounds: list[Bound], derived_samples: list[Any],
-           args: argparse.Namespace, out: TextIO, emulate: list[str]) -> None:
-    view = _report_source(ev)
-    samples = _samples(ev, derived_samples)
+def _write(ev: Evaluator, view: Archive, bounds: list[Bound], samples: list[Any],
+           derived_samples: list[Any], args: argparse.Namespace, out: TextIO, emulate: list[str],
+           rules: str, how: str) -> None:
     if args.format == "text":
-        write_text(view, samples, out)
+        write_text(view, samples, out, header=f"# rules {rules} ({how})")
         return
     if args.format == "csv":
         write_csv(view, samples, out)
         return
-    doc = samples_json(view, samples, args.rules, emulate=tuple(emulate))
+    doc = samples_json(view, samples, rules, emulate=tuple(emulate), rules_from=how)
     doc["kind"] = "derive"
     doc["derived"] = [{
         "name": b.name, "pmid": str(PmID(int(ev.pmids[b.name]))), "masked": b.masked,

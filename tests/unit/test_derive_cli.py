@@ -41,10 +41,15 @@ def test_json_has_the_interp_format_and_the_descriptors(cpu: Path, tmp_path: Pat
     assert descs["n"]["units"] == "count"
     rates = [{i["name"]: i.get("value") for i in m["instances"]}
              for s in doc["samples"] for m in s["metrics"] if m["name"] == "cpu.busy.rate"]
-    assert rates[0] == {}                                   # no history on the first fetch
+    # no history on the first fetch: every instance is there, without a value (DERIVE-CLI-6)
+    assert set(rates[0].values()) == {None} and len(rates[0]) == 3
     assert rates[1]["cpu0"] == {"type": "double", "value": "0x403e000000000000"}    # 30.0
     # pcp-6.3: a decreasing counter instance is omitted by rate() (DERIVE-EVAL)
-    assert "cpu1 socket0" not in rates[2]
+    assert rates[2]["cpu1 socket0"] is None
+    reasons = [{i["name"]: i.get("reason") for i in m["instances"]}
+               for s in doc["samples"] for m in s["metrics"] if m["name"] == "cpu.busy.rate"]
+    assert reasons[0]["cpu0"] == "none returned"
+    assert reasons[2]["cpu1 socket0"] == "instance not returned"
 
 
 def test_semantic_error_is_printed_and_exits_1(cpu: Path) -> None:
@@ -102,7 +107,7 @@ def test_late_start_seeks_without_changing_values(cpu: Path) -> None:
     bounds = [bind(parse(e, prof), n, a, prof) for n, e in (("r", "rate(cpu.busy)"), ("t", "cpu.temp * 2"))]
     t0 = a.start.total_nsec() + 15 * 10**9
     full = Evaluator(a, bounds, prof).schedule(Timestamp.from_nsec(t0), 5 * 10**9, 4)
-    rows = [line.split(",") for line in out.splitlines()[1:]]
+    rows = [r for line in out.splitlines()[1:] if (r := line.split(","))[6] == ""]   # with values
     expected = [(f"{s.time.sec}.{s.time.nsec:09d}", name, str(v))
                 for s in full for name in ("r", "t") for _, v in s.values[name]]
     assert [(r[0], r[1], r[5]) for r in rows] == expected

@@ -40,6 +40,12 @@ def test_several_values_of_a_singular_metric_the_last_wins(tmp_path: Path) -> No
     got = [s.values[MULTI][-1] for s in replay.schedule(Timestamp(T0), 10 * 10**9, 4)]
     assert got == [1, 102, 3, 104]
     assert replay.singular_quirks == {MULTI: 2, **dict.fromkeys(UNDER_ONE, 1), MIXED: 1}
+    fast = replay.schedule(Timestamp(T0 - 3), 3 * 10**9, 14)
+    assert replay.stats.vectorised == 2 and fast == replay.schedule_reference(Timestamp(T0 - 3), 3 * 10**9, 14)
+    status, _, err = run_cli("interp", str(base), "s.multi", "s.inst", "--samples", "1")
+    assert status == 0
+    assert err == ("pcpconform interp: warning: s.multi has no instance domain but value sets with 2 "
+                   "values: the last of each is replayed (libpcp 7); libpcp 6.0.3 and 6.3.8 abort on them\n")
 
 
 def test_event_metrics_are_known_and_never_have_values(tmp_path: Path) -> None:
