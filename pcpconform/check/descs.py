@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pcpconform.check.describe import metric_text, type_text
 from pcpconform.check.state import Context
 from pcpconform.format.pmtypes import PmID
 from pcpconform.io.reader import RawRecord
@@ -21,19 +22,24 @@ _DYNAMIC_DOMAIN, _DERIVED_CLUSTER = 511, 2048
 
 def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
     f = rec.file
-    where = {"record": rec.index, "offset": rec.offset}
+    name = bytes(d.names[0]).decode("utf-8", "replace") if d.names else None
+    what = metric_text(d.pmid, name)
+    where = {"record": rec.index, "offset": rec.offset, "metric": name or str(PmID(d.pmid))}
     if d.tail:
         ctx.add("meta.tail", f, f"{len(d.tail)} bytes after the descriptor's names", field="desc.tail", **where)
     if d.type not in range(-1, 11):
-        ctx.add("desc.type", f, f"type {d.type} is not a PCP type", field="desc.type", **where)
+        ctx.add("desc.type", f, f"{what}: type {type_text(d.type)} is not a PCP type (-1 to 10)",
+                field="desc.type", **where)
     if d.sem not in (1, 3, 4):
-        ctx.add("desc.sem", f, f"semantics {d.sem} is not 1, 3 or 4", field="desc.sem", **where)
+        ctx.add("desc.sem", f, f"{what}: semantics {d.sem} is not counter (1), instant (3) or "
+                f"discrete (4)" + (" (a NOSUPPORT descriptor, as older pmloggers wrote)"
+                                   if d.type == -1 else ""), field="desc.sem", **where)
     _names(ctx, f, where, d)
     _units(ctx, f, where, d.units)
     pmid = PmID(d.pmid)
     if not d.indom.is_null and d.indom.domain != pmid.domain and not (
             pmid.domain == _DYNAMIC_DOMAIN and pmid.cluster & _DERIVED_CLUSTER):
-        ctx.add("desc.indom-domain", f, f"indom {d.indom} is not of pmID {d.pmid}'s domain",
+        ctx.add("desc.indom-domain", f, f"{what}: indom {d.indom} is not of the pmID's domain",
                 field="desc.indom", **where)
     old = ctx.st.descs.get(int(d.pmid))
     if old is None:
@@ -41,7 +47,7 @@ def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
         return
     for fld in ("type", "sem", "indom", "units"):
         if old[fld] != d[fld]:
-            ctx.add("desc.conflict", f, f"pmID {d.pmid}: {fld} {d[fld]} differs from the earlier "
+            ctx.add("desc.conflict", f, f"{what}: {fld} {d[fld]} differs from the earlier "
                     f"descriptor's {old[fld]} (libpcp: PM_ERR_LOGCHANGE{fld.upper()})",
                     field=f"desc.{fld}", **where)
 

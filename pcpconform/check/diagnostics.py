@@ -13,7 +13,9 @@ __all__ = ["Diagnostic", "Report", "DiagnosticLimit"]
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One finding: what (code), how bad, where (file, record, byte offset, field), why."""
+    """One finding: what (code), how bad, where (file, record, byte offset, field), why;
+    and, where known, the metric it is about (its name from the archive's PMNS, else its
+    pmID) and the record's time (in the archive's timezone)."""
 
     code: str
     severity: Severity
@@ -23,6 +25,8 @@ class Diagnostic:
     field: str | None
     message: str
     clause: str
+    metric: str | None = None
+    time: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         obj = asdict(self)
@@ -51,10 +55,11 @@ class Report:
     bytes_checked: int = 0
 
     def add(self, code: str, file: str, message: str, *, record: int | None = None,
-            offset: int | None = None, field: str | None = None) -> None:
+            offset: int | None = None, field: str | None = None, metric: str | None = None,
+            time: str | None = None) -> None:
         r = RULES[code]
         self.diagnostics.append(Diagnostic(code, r.severity, file, record, offset, field,
-                                           message, r.clause))
+                                           message, r.clause, metric, time))
         if self.max_diagnostics is not None and len(self.diagnostics) >= self.max_diagnostics:
             self.truncated = True
             raise DiagnosticLimit

@@ -10,6 +10,7 @@ import bisect
 import itertools
 from typing import Any
 
+from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context
 from pcpconform.errors import FormatError
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE
@@ -31,6 +32,8 @@ class _IndexPass:
         self.indexed: set[tuple[int, int]] = set()           # (volume, off_data) of every entry
         self._running_max: dict[int, list[int]] = {}
         self._meta_starts: set[int] | None = None
+        #: missing volume -> (entries naming it, where the first one is)
+        self._missing: dict[int, tuple[int, dict[str, Any]]] = {}
 
     def run(self, comp: Component) -> None:
         ctx, version = self.ctx, comp.version
@@ -47,6 +50,10 @@ class _IndexPass:
             ctx.add("index.partial", comp.name, f"{len(comp.trailing[0])} bytes of a partial entry "
                     f"(entries are {INDEX_ENTRY_SIZE[version]} bytes)",
                     offset=self.lsize + count * INDEX_ENTRY_SIZE[version])
+        for vol, (entries, where) in sorted(self._missing.items()):
+            ctx.add("index.vol-missing", comp.name, f"volume {vol} does not exist; "
+                    f"{entries} index {'entry names' if entries == 1 else 'entries name'} it "
+                    f"(the first shown)", field="index.vol", **where)
         if count == 0:
             ctx.add("index.empty", comp.name, ".index holds no entry (libpcp: empty archive)")
         for vol in sorted(self.st.volumes)[1:]:
@@ -55,26 +62,30 @@ class _IndexPass:
 
     def entry(self, f: str, n: int, offset: int, e: Any, prev: Any) -> None:
         ctx, st = self.ctx, self.st
-        where = {"record": n, "offset": offset}
+        where = {"record": n, "offset": offset, "stamp": e.timestamp}
         ctx.time(e.timestamp, f, n, offset, "index.timestamp")
         if e.timestamp.sec < 0:
-            ctx.add("time.fraction", f, f"negative timestamp {e.timestamp}", field="index.timestamp", **where)
+            ctx.add("time.fraction", f, f"negative timestamp {stamp_text(e.timestamp)}",
+                    field="index.timestamp", **where)
         if st.start is not None and e.timestamp < st.start:
-            ctx.add("index.before-start", f, f"timestamp {e.timestamp} before the archive start",
+            ctx.add("index.before-start", f, f"timestamp {stamp_text(e.timestamp)} before the archive start",
                     field="index.timestamp", **where)
         if e.vol < 0:
             ctx.add("index.vol", f, f"volume {e.vol}", field="index.vol", **where)
         elif e.vol not in st.volumes:
-            ctx.add("index.vol-missing", f, f"volume {e.vol} does not exist", field="index.vol", **where)
+            entries, first = self._missing.get(e.vol, (0, where))
+            self._missing[e.vol] = (entries + 1, first)
         self._meta_offset(f, where, e)
         self._data_offset(f, where, e)
         m = bisect.bisect_left(st.meta_offsets, e.off_meta)
         if m and self._latest(st.meta_stamps, m) > e.timestamp.total_nsec():
-            ctx.add("index.invariant", f, f"a .meta record before off_meta {e.off_meta} is later than {e.timestamp}",
+            ctx.add("index.invariant", f, f"a .meta record before off_meta {e.off_meta} is later than "
+                    f"{stamp_text(e.timestamp)}",
                     field="index.off_meta", **where)
         if prev is not None:
             if e.timestamp < prev.timestamp:
-                ctx.add("index.time-order", f, f"timestamp {e.timestamp} before {prev.timestamp}",
+                ctx.add("index.time-order", f, f"timestamp {stamp_text(e.timestamp)} before "
+                        f"{stamp_text(prev.timestamp)} (libpcp reads every result; only seeking uses the index)",
                         field="index.timestamp", **where)
             if e.vol < prev.vol:
                 ctx.add("index.vol-order", f, f"volume {e.vol} after {prev.vol}", field="index.vol", **where)
@@ -107,7 +118,7 @@ class _IndexPass:
             t = e.timestamp.total_nsec()
             if k and info.stamps and self._latest(info.stamps, min(k, len(info.stamps))) > t:
                 self.ctx.add("index.invariant", f, f"a record before off_data {e.off_data} is later than "
-                             f"{e.timestamp}", field="index.off_data", **where)
+                             f"{stamp_text(e.timestamp)}", field="index.off_data", **where)
         self.indexed.add((e.vol, e.off_data))
 
     def _latest(self, stamps: list[int], count: int) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from pcpconform.check.describe import stamp_text
 from pcpconform.check.descs import check_desc
 from pcpconform.check.indoms import check_indom
 from pcpconform.check.labelsets import check_labelset
@@ -60,11 +61,12 @@ def check_meta(ctx: Context, comp: Component) -> None:
             if stamp is None:
                 continue
             if last_stamp is not None and stamp < last_stamp:
-                ctx.add("meta.time-order", rec.file, f"timestamp {stamp} is before {last_stamp}",
+                ctx.add("meta.time-order", rec.file, f"timestamp {stamp_text(stamp)} is before "
+                        f"{stamp_text(last_stamp)}", stamp=stamp,
                         record=rec.index, offset=rec.offset + _STAMP_AT, field="timestamp")
             if ctx.st.start is not None and stamp < ctx.st.start:
-                ctx.add("meta.time-range", rec.file, f"timestamp {stamp} is before the "
-                        f"archive start {ctx.st.start}", record=rec.index,
+                ctx.add("meta.time-range", rec.file, f"timestamp {stamp_text(stamp)} is before "
+                        f"the archive start {stamp_text(ctx.st.start)}", stamp=stamp, record=rec.index,
                         offset=rec.offset + _STAMP_AT, field="timestamp")
             last_stamp = stamp if last_stamp is None else max(stamp, last_stamp)
             ctx.st.meta_offsets.append(rec.offset)

@@ -8,10 +8,12 @@ checked for it (values.py), while any other result is also walked field by field
 
 from __future__ import annotations
 
+from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
 from pcpconform.check.values import ValueChecks
 from pcpconform.errors import FormatError
+from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import LABEL_SIZE, structs
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.reader import Component, RawRecord
@@ -66,14 +68,17 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
         st.counters.clear()  # an unreadable record is a gap, as libpcp sees it
         return
     stamp = res.timestamp
+    ctx.result_stamp = (f, i, stamp)
     ns = stamp.total_nsec()
     info.stamps.append(ns)
     ctx.time(stamp, f, i, rec.offset + _STAMP_AT, "result.timestamp", version)
     if st.last_result is not None and ns < st.last_result:
-        ctx.add("result.time-order", f, f"timestamp {stamp} is earlier than the previous result's",
+        ctx.add("result.time-order", f, f"timestamp {stamp_text(stamp)} is earlier than the previous result's "
+                f"{stamp_text(Timestamp.from_nsec(st.last_result))} (pmFetch and pmdumplog skip this result)",
                 record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
     if st.start is not None and stamp < st.start:
-        ctx.add("result.before-start", f, f"timestamp {stamp} is before the archive start {st.start}",
+        ctx.add("result.before-start", f, f"timestamp {stamp_text(stamp)} is before the archive start "
+                f"{stamp_text(st.start)}",
                 record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
     st.last_result = ns if st.last_result is None else max(ns, st.last_result)
     if res.is_mark:

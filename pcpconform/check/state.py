@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pcpconform.check.describe import metric_text, stamp_text
 from pcpconform.check.diagnostics import Report
 from pcpconform.check.rules import RULES
 from pcpconform.errors import FormatError
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.format.timezone import ArchiveZone
 from pcpconform.io.reader import RawRecord
 
 __all__ = ["VolumeInfo", "ArchiveState", "Context", "IndomHistory"]
@@ -64,9 +66,47 @@ class Context:
         self.st = ArchiveState()
         #: file name -> (archive version, parsed label), in the order the files were opened
         self.labels: dict[str, tuple[int, Any]] = {}
+        #: (file, record, time) of the result being checked
+        self.result_stamp: tuple[str, int, Timestamp] | None = None
+        self._zone: ArchiveZone | None = None
 
     def add(self, code: str, file: str, message: str, **where: Any) -> None:
-        self.report.add(code, file, message, **where)
+        """Report a finding at ``record``, ``offset``, ``field``; ``pmid`` names its metric,
+        ``stamp`` its time (by default the time of the result being checked, when the
+        finding is about that record)."""
+        pmid: int | None = where.pop("pmid", None)
+        stamp: Timestamp | None = where.pop("stamp", None)
+        metric: str | None = where.pop("metric", None)
+        if stamp is None and self.result_stamp is not None \
+                and self.result_stamp[:2] == (file, where.get("record")):
+            stamp = self.result_stamp[2]
+        self.report.add(code, file, message, **where,
+                        metric=metric if pmid is None else self.metric_name(pmid),
+                        time=None if stamp is None else self.when(stamp))
+
+    def metric_name(self, pmid: int) -> str:
+        """The metric's first name in the archive's PMNS, else its pmID."""
+        names = getattr(self.st.descs.get(int(pmid)), "names", None)
+        if names:
+            return bytes(names[0]).decode("utf-8", "replace")
+        return str(PmID(pmid))
+
+    def metric(self, pmid: int) -> str:
+        """``60.0.4 (disk.dev.read_bytes)`` for messages."""
+        names = getattr(self.st.descs.get(int(pmid)), "names", None)
+        return metric_text(pmid, bytes(names[0]).decode("utf-8", "replace") if names else None)
+
+    def when(self, stamp: Timestamp) -> str:
+        """A time in the archive's timezone (its first label's), as pmdumplog -z shows it."""
+        if self._zone is None:
+            first = next(iter(self.labels.values()), None)
+            tz = getattr(first[1], "timezone", None) if first is not None else None
+            if isinstance(tz, bytes):
+                tz = tz.split(b"\0", 1)[0].decode("utf-8", "replace")
+            self._zone = ArchiveZone(tz if isinstance(tz, str) else None)
+        if not 0 <= stamp.nsec < 1_000_000_000:
+            return stamp_text(stamp)
+        return self._zone.when(stamp)
 
     def reader_error(self, exc: FormatError) -> None:
         """Report what the reader raised; its codes are rule codes."""
@@ -81,5 +121,5 @@ class Context:
         version = version or self.st.version
         bad = ts.nsec < 0 or (ts.nsec >= 1_000_000_000) or (version == 2 and ts.nsec % 1000)
         if bad or (version == 2 and ts.usec >= 1_000_000):
-            self.add("time.fraction", file, f"fraction of a second out of range in {ts}",
+            self.add("time.fraction", file, f"fraction of a second out of range: {stamp_text(ts)}",
                      record=record, offset=offset, field=fld)

@@ -16,7 +16,7 @@ from construct import Struct
 
 from pcpconform.check.state import Context
 from pcpconform.check.values import check_block
-from pcpconform.format.pmtypes import PmID, PmType
+from pcpconform.format.pmtypes import PmType
 from pcpconform.format.schema import (
     RESULT_HEADER_SIZE,
     PmValue,
@@ -87,22 +87,24 @@ def _valfmt(ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, va
     if dtype not in range(0, 11) or valfmt == valfmt_for(dtype):
         return
     if valfmt == _INSITU and dtype == PmType.FLOAT:
-        ctx.add("value.insitu-float", f, f"{PmID(pmid)}: INSITU float", field=fld + ".valfmt", **where)
+        ctx.add("value.insitu-float", f, f"{ctx.metric(pmid)}: INSITU float", field=fld + ".valfmt",
+                pmid=pmid, **where)
     elif not (valfmt in (_DPTR, _SPTR) and valfmt_for(dtype) in (_DPTR, _SPTR)):
-        ctx.add("value.valfmt", f, f"{PmID(pmid)}: valfmt {valfmt} for type "
-                f"{PmType(dtype).token}", field=fld + ".valfmt", **where)
+        ctx.add("value.valfmt", f, f"{ctx.metric(pmid)}: valfmt {valfmt} for type "
+                f"{PmType(dtype).token}", field=fld + ".valfmt", pmid=pmid, **where)
 
 
 def _value_block(ctx: Context, f: str, where: dict[str, Any], vfld: str, data: bytes, end: int, off: int,
                  word: int, pmid: int, desc: Any) -> tuple[int, int] | None:
     """Check the block a DPTR/SPTR index names; its (offset, padded size) if it fits."""
     if off < 0 or off + _BLOCK_HEAD > end:
-        ctx.add("result.dptr", f, f"value index {word} points outside the record", field=vfld, **where)
+        ctx.add("result.dptr", f, f"value index {word} points outside the record", field=vfld, pmid=pmid,
+                **where)
         return None
     head = int.from_bytes(data[off:off + _BLOCK_HEAD], "big")
     vtype, vlen = head >> _VLEN_BITS, head & ((1 << _VLEN_BITS) - 1)
     if vlen < _BLOCK_HEAD or off + vlen > end:
-        ctx.add("result.vlen", f, f"value block at {off} has vlen {vlen}", field=vfld, **where)
+        ctx.add("result.vlen", f, f"value block at {off} has vlen {vlen}", field=vfld, pmid=pmid, **where)
         return None
     if desc is not None:
         check_block(ctx, f, where, vfld, pmid, desc.type, vtype, data[off + _BLOCK_HEAD:off + vlen])

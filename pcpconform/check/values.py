@@ -13,6 +13,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
+from pcpconform.check.describe import type_text
 from pcpconform.check.events import check_events
 from pcpconform.check.state import Context
 from pcpconform.format.pmtypes import PM_IN_NULL, PmID, PmInDom, PmType, Timestamp
@@ -69,23 +70,25 @@ class ValueChecks:
         pmid = vs.pmid
         if vs.numval <= 0:
             if vs.numval < 0 and vs.numval not in _PLAUSIBLE_ERR:
-                ctx.add("value.numval-code", f, f"numval {vs.numval} is not a PMAPI error code",
-                        record=rec.index, offset=rec.offset, field=f"result.vset[{k}].numval")
+                ctx.add("value.numval-code", f, f"{ctx.metric(pmid)}: numval {vs.numval} is not a "
+                        "PMAPI error code", pmid=pmid, record=rec.index, offset=rec.offset,
+                        field=f"result.vset[{k}].numval")
             if vs.numval == 0 or self.desc_info(pmid) is not None:
                 return
         info = self.desc_info(pmid)
-        where = {"record": rec.index, "offset": rec.offset}
+        where = {"record": rec.index, "offset": rec.offset, "pmid": pmid}
         fld = f"result.vset[{k}]"
         if info is None:
-            ctx.add("value.undescribed", f, f"pmID {PmID(pmid)} has no descriptor", field=fld + ".pmid", **where)
+            ctx.add("value.undescribed", f, f"pmID {PmID(pmid)} has no descriptor (libpcp cannot name "
+                    "or type its values)", field=fld + ".pmid", **where)
             return
         ptype, sem, indom = info
         if ptype == PmType.NOSUPPORT:
-            ctx.add("value.nosupport", f, f"values for NOSUPPORT metric {PmID(pmid)}", field=fld, **where)
+            ctx.add("value.nosupport", f, f"values for NOSUPPORT metric {ctx.metric(pmid)}", field=fld, **where)
         assert vs.valfmt is not None   # numval > 0 here
         prev = ctx.st.valfmts.setdefault(pmid, vs.valfmt)
         if prev != vs.valfmt:
-            ctx.add("value.valfmt-change", f, f"{PmID(pmid)}: valfmt {vs.valfmt}, earlier {prev}",
+            ctx.add("value.valfmt-change", f, f"{ctx.metric(pmid)}: valfmt {vs.valfmt}, earlier {prev}",
                     field=fld + ".valfmt", **where)
         insts, values = vs.columns
         members = None if indom is None else self.members(indom, stamp.total_nsec())
@@ -103,11 +106,11 @@ class ValueChecks:
         ok = True
         if len(inst_set) != len(insts):
             ok = False
-            ctx.add("value.duplicate-inst", f, f"{PmID(pmid)}: an instance appears twice", field=fld, **where)
+            ctx.add("value.duplicate-inst", f, f"{ctx.metric(pmid)}: an instance appears twice", field=fld, **where)
         if indom is None:
             if inst_set != {PM_IN_NULL}:
                 ok = False
-                ctx.add("value.singular-inst", f, f"{PmID(pmid)} has no indom but instance {insts[0]}",
+                ctx.add("value.singular-inst", f, f"{ctx.metric(pmid)} has no indom but instance {insts[0]}",
                         field=fld + ".vlist", **where)
         elif members is None:
             ok = False
@@ -115,7 +118,7 @@ class ValueChecks:
                     field=fld, **where)
         elif not inst_set <= members:
             ok = False
-            ctx.add("value.unknown-inst", f, f"{PmID(pmid)}: instance {min(inst_set - members)} is not "
+            ctx.add("value.unknown-inst", f, f"{ctx.metric(pmid)}: instance {min(inst_set - members)} is not "
                     f"in indom {PmInDom(indom)} at that time", field=fld + ".vlist", **where)
         if ok:
             self._insts_ok[pmid] = (insts, members)
@@ -143,25 +146,26 @@ class ValueChecks:
             except TypeError:   # not comparable: the block's type is not the descriptor's
                 continue
             if lower:
-                self.ctx.add("value.counter-decrease", f, f"{PmID(pmid)}[{inst}] counter went from {was} "
+                self.ctx.add("value.counter-decrease", f, f"{self.ctx.metric(pmid)}[{inst}] counter went from {was} "
                              f"to {now}", field=fld, **where)
 
 
 def check_block(ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
                 payload: bytes) -> None:
     """A value block's type and payload against the descriptor's type."""
+    where = {**where, "pmid": pmid}
     if vtype == 0:
-        ctx.add("value.vtype-legacy", f, f"{PmID(pmid)}: value block type 0", field=fld, **where)
+        ctx.add("value.vtype-legacy", f, f"{ctx.metric(pmid)}: value block type 0", field=fld, **where)
         return
     if vtype != dtype:
-        ctx.add("value.vtype", f, f"{PmID(pmid)}: block type {vtype}, descriptor type {dtype}",
-                field=fld, **where)
+        ctx.add("value.vtype", f, f"{ctx.metric(pmid)}: block type {type_text(vtype)}, "
+                f"descriptor type {type_text(dtype)}", field=fld, **where)
         return
     size = BLOCK_PAYLOAD_SIZE.get(vtype)  # type: ignore[call-overload]
     if size is not None and len(payload) != size:
-        ctx.add("value.vlen", f, f"{PmID(pmid)}: {len(payload)}-byte payload for a "
+        ctx.add("value.vlen", f, f"{ctx.metric(pmid)}: {len(payload)}-byte payload for a "
                 f"{PmType(vtype).token}", field=fld, **where)
     if vtype == PmType.STRING and not payload.endswith(b"\0"):
-        ctx.add("value.string-nul", f, f"{PmID(pmid)}: string without NUL", field=fld, **where)
+        ctx.add("value.string-nul", f, f"{ctx.metric(pmid)}: string without NUL", field=fld, **where)
     if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
         check_events(ctx, f, where, fld, vtype == PmType.HIGHRES_EVENT, payload)
