@@ -8,8 +8,12 @@ before it is followed (the PMDA follows some unchecked: spec/mmv.md).
 
 from __future__ import annotations
 
+import gc
 import struct
-from itertools import repeat
+from collections import Counter
+from collections.abc import Callable
+from itertools import islice, repeat
+from operator import itemgetter, le
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +57,7 @@ _TOC = struct.Struct("<iiQ")               # type count offset
 _INDOM = struct.Struct("<IIQQQ")           # serial count offset shorttext helptext
 _INSTANCE = {1: struct.Struct("<QIi64s"), 2: struct.Struct("<QIiQ")}   # indom pad internal external
 _METRIC = {1: struct.Struct("<64sIiiIiIQQ"), 2: struct.Struct("<QIiiIiIQQ")}
-_VALUE = struct.Struct("<8sqQQ")           # value extra metric instance
+_ATOM = struct.Struct("8s")                # values (value extra metric instance): by columns
 _LABEL = struct.Struct("<IIi244s")         # flags identity internal payload
 
 
@@ -64,7 +68,15 @@ def read_mmv(path: str | Path) -> MmvFile:
 
 def parse_mmv(data: bytes, file: str = "<mmv>") -> MmvFile:
     """Parse MMV bytes; ``file`` names them in errors."""
-    return _Reader(data, file).parse()
+    # a large file makes 10^5 tuples at once, which the cyclic collector would scan over
+    # and over; they hold no cycles
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Reader(data, file).parse()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Reader:
@@ -101,6 +113,18 @@ class _Reader:
         if end < 0:
             raise self.fail(f"no NUL within the {STRING_SIZE}-byte field", offset, field)
         return decode_text(data[offset:end])
+
+    def slots(self, offsets: list[int], field: Callable[[int], str]) -> list[str]:
+        """The texts of many string slots that must be there (slot() for each, batched;
+        ``field(i)`` names the field of the i-th)."""
+        data = self.data
+        last = len(data) - STRING_SIZE
+        ends = [data.find(b"\0", at, at + STRING_SIZE) if HEADER_SIZE <= at <= last else -1
+                for at in offsets]
+        if -1 in ends:
+            n = ends.index(-1)
+            self.slot(offsets[n], field(n))    # raises, naming the field
+        return [data[at:end].decode("utf-8", "surrogateescape") for at, end in zip(offsets, ends)]
 
     def inline(self, raw: bytes, offset: int, field: str) -> str:
         end = raw.find(b"\0")
@@ -153,7 +177,7 @@ class _Reader:
         metrics, metric_at = self.metrics(s, toc[TOC_METRICS], indoms)
         values = self.values(toc[TOC_VALUES], metrics, metric_at, inst_at)
         metrics = [Metric(m.name, m.item, m.type, m.semantics, m.dimension, m.indom, m.shorttext,
-                          m.helptext, tuple(vals)) for m, vals in zip(metrics, values)]
+                          m.helptext, vals) for m, vals in zip(metrics, values)]
         labels = self.labels(toc.get(TOC_LABELS))
         return MmvFile(version, g1, g2, flags, process, cluster,
                        tuple(indoms), tuple(metrics), tuple(labels))
@@ -219,34 +243,34 @@ class _Reader:
 
     def values(self, sect: tuple[int, int, int], metrics: list[Metric],
                metric_at: dict[int, int], inst_at: dict[int, tuple[int, int]]
-               ) -> list[list[Value]]:
+               ) -> list[tuple[Value, ...]]:
         """Each metric's values, in file order.
 
         The hot part of a large file, decoded by columns: the section's 64-bit words read
-        through one memoryview, back-pointers resolved with dict lookups mapped over them,
-        and the values built by ``tuple.__new__`` mapped over the columns."""
-        out: list[list[Value]] = [[] for _ in metrics]
+        through one memoryview, back-pointers resolved by dict lookups mapped over them,
+        values built by ``tuple.__new__`` mapped over the columns; Python loops only where
+        something is wrong, or over STRING values."""
         count, base, _ = sect
         if count == 0:
-            return out
+            return [() for _ in metrics]
         end = base + VALUE_SIZE * count
         raw = memoryview(self.data)[base:end]
         words = raw.cast("Q")
         metric_offsets = words[2::4].tolist()
         instance_offsets = words[3::4].tolist()
         extras = raw.cast("q")[1::4].tolist()
-        atoms = [self.data[at:at + 8] for at in range(base, end, VALUE_SIZE)]
+        atoms = list(map(itemgetter(0), _ATOM.iter_unpack(bytes(words[0::4]))))
         which = list(map(metric_at.get, metric_offsets))
         if None in which:
             n = which.index(None)
             raise self.fail(f"metric back-pointer {metric_offsets[n]} is not a metric entry",
                             base + VALUE_SIZE * n + 16, f"values[{n}].metric")
-        # the indom serial each value's instance must belong to (None: singular, offset 0)
+        # each value's instance must be one of its metric's indom (None: singular, offset 0)
         wanted = [None if is_singular(m.indom) else m.indom & 0xFFFFFFFF for m in metrics]
-        expected = [wanted[k] for k in which]  # type: ignore[index]  # no None: checked
-        owners = list(map(inst_at.get, instance_offsets))
-        found = [(None if at == 0 else -1) if o is None else o[0]
-                 for o, at in zip(owners, instance_offsets)]
+        expected = list(map(wanted.__getitem__, which))  # type: ignore[arg-type]
+        serial_at: dict[int, int | None] = {at: o[0] for at, o in inst_at.items()}
+        serial_at[0] = None
+        found = list(map(serial_at.get, instance_offsets, repeat(-1)))
         if found != expected:
             n = next(n for n, (f, e) in enumerate(zip(found, expected)) if f != e)
             m = metrics[which[n]]  # type: ignore[index]
@@ -256,16 +280,36 @@ class _Reader:
             raise self.fail(f"instance back-pointer {instance_offsets[n]} is not an instance"
                             f" of indom {m.indom}", base + VALUE_SIZE * n + 24,
                             f"values[{n}].instance")
-        instances = [None if o is None else o[1] for o in owners]
+        internal_at: dict[int, int | None] = {at: o[1] for at, o in inst_at.items()}
+        internal_at[0] = None
+        instances = list(map(internal_at.__getitem__, instance_offsets))
         strings: list[str | None] = [None] * count
         is_string = [m.type == TYPE_STRING for m in metrics]
-        for n in [n for n, k in enumerate(which) if is_string[k]]:  # type: ignore[index]
-            strings[n] = self.slot(extras[n], f"values[{n}].extra")
+        at_string = [n for n, k in enumerate(which) if is_string[k]]  # type: ignore[index]
+        texts = self.slots([extras[n] for n in at_string],
+                           lambda i: f"values[{at_string[i]}].extra")
+        for n, text in zip(at_string, texts):
+            strings[n] = text
             extras[n] = 0
-        made = map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings))
+        made = list(map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings)))
+        return self.grouped(which, made, len(metrics))  # type: ignore[arg-type]
+
+    @staticmethod
+    def grouped(which: list[int], made: list[Value], nmetrics: int) -> list[tuple[Value, ...]]:
+        """Values by metric: by slices when they come metric by metric in metric order,
+        as libpcp_mmv lays them out, else one by one."""
+        if all(map(le, which, islice(which, 1, None))):
+            counts = Counter(which)
+            out: list[tuple[Value, ...]] = []
+            at = 0
+            for k in range(nmetrics):
+                out.append(tuple(made[at:at + counts[k]]))
+                at += counts[k]
+            return out
+        lists: list[list[Value]] = [[] for _ in range(nmetrics)]
         for k, value in zip(which, made):
-            out[k].append(value)  # type: ignore[index]
-        return out
+            lists[k].append(value)
+        return [tuple(v) for v in lists]
 
     def labels(self, sect: tuple[int, int, int] | None) -> list[Label]:
         out: list[Label] = []

@@ -18,6 +18,7 @@ rejects both files, naming the edited field, and so does the validator.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import struct
 from pathlib import Path
@@ -188,3 +189,24 @@ def test_string_slot_past_the_end_is_read(referee: Referee, tmp_path: Path,
     dump = obs.dumps["oob"]
     assert dump.run.status == status and message in dump.run.output, dump.run.output
     assert [v.text for v in dump.values if v.item == 2] == [shown]
+
+
+# -- the kit's reader on value entries out of libpcp_mmv's order -----------------------------
+def test_reader_takes_value_entries_in_any_order() -> None:
+    """The PMDA reaches values through their back-pointers, not their order: the reader's
+    grouping must not depend on libpcp_mmv's metric-by-metric layout."""
+    data = bytearray(build_mmv(content()))
+    values = section(data, TOC_VALUES)
+    first, last = (bytes(data[values + VALUE_SIZE * n:values + VALUE_SIZE * (n + 1)])
+                   for n in (0, 2))
+    data[values:values + VALUE_SIZE] = last           # the STRING's value first
+    data[values + 2 * VALUE_SIZE:values + 3 * VALUE_SIZE] = first
+    m, text = content().metrics
+    reordered = (dataclasses.replace(m, values=m.values[::-1]), text)  # values in file order
+    assert parse_mmv(bytes(data)) == dataclasses.replace(content(), metrics=reordered)
+    # and a broken back-pointer is still named by its entry
+    struct.pack_into("<Q", data, values + VALUE_SIZE + 24, 12345)
+    with pytest.raises(FormatError) as info:
+        parse_mmv(bytes(data))
+    assert info.value.location.field == "values[1].instance"
+    assert info.value.location.offset == values + VALUE_SIZE + 24
