@@ -79,6 +79,12 @@ def _rules(args: argparse.Namespace) -> tuple[str, str]:
     return rules, how
 
 
+def _anonymous(prof: Any) -> dict[str, Any]:
+    """The anonymous event metrics' definitions, as a fresh registry holds them."""
+    registry = Registry(prof)
+    return {name: registry.metrics[name] for name in ANON}
+
+
 def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[str]]:
     """Registered definitions (config files first, then --define) and libpcp's messages."""
     registry = Registry(prof)
@@ -118,7 +124,10 @@ def run(args: argparse.Namespace) -> int:
     wanted = args.metric or [d.name for d in defs]
     by_name = {d.name: d for d in defs}
     bounds: list[Bound] = []
-    derived: dict[str, Bound | None] = {}
+    # libpcp's anonymous event.flags and event.missed are derived metrics operands may name
+    # (INTERP-BUILTIN-1; DERIVE-CLI-10): bound first, as libpcp registers them first
+    derived: dict[str, Bound | None] = {
+        name: bind(anon.tree, name, archive, prof) for name, anon in _anonymous(prof).items()}
     for name in wanted:
         d = by_name.get(name)
         if d is None:
