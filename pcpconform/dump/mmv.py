@@ -1,6 +1,6 @@
 """Dump an MMV file: the JSON Lines form of spec/dump-mmv-jsonl.md, or an mmvdump-style listing.
 
-A damaged file is dumped as far as it can be read; then the first defect is raised as a
+A damaged file is dumped as far as it can be read; then its first error is raised as a
 FormatError (exit status 1 on the command line), after everything readable was written.
 """
 
@@ -43,12 +43,13 @@ def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl"
 
 
 def dump_mmv(path: str | Path, out: TextIO, fmt: str = "jsonl") -> None:
-    """Dump the MMV file at path to out; raise FormatError for its first defect, if any,
+    """Dump the MMV file at path to out; raise FormatError for its first error, if any,
     once everything readable is written."""
     problems = dump_mmv_bytes(Path(path).read_bytes(), Path(path).name, out, fmt)
-    if problems:
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+    errors = [p for p in problems if p["severity"] == "error"]   # a warning is no bad file
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
         raise FormatError(first["message"] + more,
                           Location(str(path), first["index"], first["offset"], first["field"]),
                           first["code"])

@@ -241,6 +241,17 @@ def test_dump_mmv_raises_after_writing(tmp_path: Path) -> None:
         dump_mmv(path, io.StringIO(), "xml")
 
 
+def test_a_warning_alone_is_no_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = content(1)
+    metrics = list(model.metrics)
+    metrics[5] = dataclasses.replace(metrics[5], values=(Value.of(mm.TYPE_ELAPSED, 1, extra=7),))
+    path = tmp_path / "app"
+    path.write_bytes(build_mmv(dataclasses.replace(model, metrics=tuple(metrics))))
+    assert main(["dump", str(path), "--format", "jsonl"]) == 0
+    problems = [json.loads(x) for x in capsys.readouterr().out.splitlines() if "problem" in x]
+    assert [(p["field"], p["severity"]) for p in problems] == [("values[5].extra", "warning")]
+
+
 def test_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = tmp_path / "good"
     good.write_bytes(build_mmv(content(3)))
