@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -23,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.mmv import check_mmv_file
-from pcpconform.check.mmv.corpus import FAULTS, base_file, case_files
+from pcpconform.check.mmv import check_mmv_directory, check_mmv_file
+from pcpconform.check.mmv.corpus import FAULTS, Layout, base_file, case_files
 from pcpconform.check.rules import Severity
-from tests.differential.libpcp.mmv_pmda import observe
+from tests.differential.libpcp.mmv_pmda import PmdaDesc, observe
 from tests.differential.libpcp.referees import Referee
 
 MMVDUMP = "/var/lib/pcp/pmdas/mmv/mmvdump"
@@ -164,7 +165,7 @@ def _damaged(seed: int) -> bytes:
     return bytes(data)
 
 
-DAMAGED = 150
+DAMAGED = 80
 
 
 def test_damaged_files_mmvdump_rejects_are_validator_errors(referee: Referee, tmp_path: Path) -> None:
@@ -208,3 +209,51 @@ def test_pmda_errors_mmvdump_misses_change_what_the_pmda_serves(referee: Referee
         assert crashed or view != bases[version][1], f"{referee.name}: mmv-{fault.name}-v{version}"
         checked |= set(fault.errors)
     assert checked == set(PMDA_ONLY) - _LABELS
+    # a warning never takes the PMDA down
+    for fault in FAULTS:
+        if not fault.errors:
+            crashed, _ = _pmda_view(referee, case_files(fault, fault.versions[0]))
+            assert not crashed, f"{referee.name}: mmv-{fault.name}"
+    # planted: the comparison above sees no difference where there is none
+    again = _pmda_view(referee, base_file(1))
+    assert again == bases[1]
+
+
+def _variant(*, cluster: int, serial: int | None = None, room: bytes | None = None) -> bytes:
+    """The version 1 base file with another cluster, rooms serial or room name."""
+    data = bytearray(base_file(1))
+    lay = Layout(data)
+    struct.pack_into("<i", data, 36, cluster)
+    if serial is not None:
+        struct.pack_into("<I", data, lay.indom(1), serial)
+        struct.pack_into("<i", data, lay.metric_field(4, "indom"), serial)
+    if room is not None:
+        data[lay.instance(2) + 16:lay.instance(2) + 80] = room.ljust(64, b"\0")
+    return bytes(data)
+
+
+def _directory(files: dict[str, bytes], where: Path) -> dict[str, set[str]]:
+    where.mkdir()
+    for name, data in files.items():
+        (where / name).write_bytes(data)
+    return {Path(r.archive).name: r.codes() for r in check_mmv_directory(where)}
+
+
+def test_directory_clusters_as_the_pmda_chooses(referee: Referee, tmp_path: Path) -> None:
+    # a asks for 2, b for 1, c for 0: the PMDA's search gives c cluster 2 again
+    files = {"a": _variant(cluster=2), "b": _variant(cluster=1), "c": _variant(cluster=0)}
+    codes = _directory(files, tmp_path / "d")
+    assert "mmv.cluster-collision" in codes["c"] and not codes["a"] and not codes["b"]
+    pmda = observe(referee, files, descs=["mmv.a.bytes", "mmv.c.bytes"], traverse=False).pmda
+    a, c = pmda.descs["mmv.a.bytes"], pmda.descs["mmv.c.bytes"]
+    assert isinstance(a, PmdaDesc) and isinstance(c, PmdaDesc)
+    assert a.pmid == c.pmid == "70.2.1", referee.name
+
+
+def test_directory_indom_collision_as_the_pmda_merges(referee: Referee, tmp_path: Path) -> None:
+    # reference defect 3: cluster 3 serial 5 and cluster 1 serial 4101 are both InDom 70.6149
+    files = {"x": _variant(cluster=3, serial=5), "y": _variant(cluster=1, serial=4101, room=b"parlour")}
+    codes = _directory(files, tmp_path / "d")
+    assert codes["x"] == set() and "mmv.indom-collision" in codes["y"]
+    pmda = observe(referee, files, indoms=["70.6149"], traverse=False).pmda
+    assert pmda.instances["70.6149"] == [(7, "kitchen")], referee.name   # y's "parlour" is lost
