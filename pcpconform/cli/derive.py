@@ -27,6 +27,7 @@ from pcpconform.oracles.derive.evaluate import (
 from pcpconform.oracles.derive.parser import check, format_errmsg
 from pcpconform.oracles.derive.profiles import PROFILES, profile_for
 from pcpconform.oracles.derive.profiles import profile as get_profile
+from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
 from pcpconform.oracles.interp.installed import chosen_rules
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue
@@ -193,11 +194,14 @@ def _instance_filter(view: Archive, ev: Evaluator, bounds: list[Bound],
     return keep
 
 
+_ERROR_NAMES = {PM_ERR_INDOM_LOG: "PM_ERR_INDOM_LOG"}
+
+
 def _no_value_reason(ds: Any, name: str) -> str:
     """Why a derived metric has no value for an instance at a fetch (DERIVE-CLI-6)."""
     code = ds.errors.get(name)
     if code is not None:
-        return f"fetch error {code}"
+        return f"fetch error {_ERROR_NAMES.get(code, 'code')} ({code})"
     return "none returned" if not ds.values.get(name) else "instance not returned"
 
 
