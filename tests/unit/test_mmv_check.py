@@ -366,3 +366,15 @@ def test_the_file_name_is_part_of_every_metric_name(tmp_path: Path) -> None:
     noprefix = bytearray(base_file(1))
     struct.pack_into("<I", noprefix, 28, 1)
     assert check_mmv_file(write(tmp_path, bytes(noprefix), "my-app")).diagnostics == []
+
+
+def test_a_directory_of_damaged_files_never_raises(tmp_path: Path) -> None:
+    rnd = random.Random(7)
+    for n in range(12):
+        data = bytearray(base_file(n % 3 + 1))
+        for _ in range(4):
+            data[rnd.randrange(0, len(data))] = rnd.randrange(256)
+        write(tmp_path, bytes(data[:rnd.randrange(20, len(data) + 1)]), f"f{n}")
+    reports = check_mmv_directory(tmp_path)
+    assert len(reports) == 12
+    assert all("check.internal" not in r.codes() for r in reports)
