@@ -12,7 +12,7 @@ import gc
 import struct
 from collections import Counter
 from collections.abc import Callable
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
 from operator import itemgetter, le
 from pathlib import Path
 from typing import Any
@@ -201,18 +201,22 @@ class _Reader:
             if first + size * icount > len(self.data):
                 raise self.fail(f"{icount} instances at {first} run past the end of the file",
                                 where + 8, f + ".offset")
-            insts = []
-            for k, (indom, _pad, internal, external) in enumerate(
-                    self.entries(fmt, first, icount)):
-                at = first + size * k
-                if indom != where:
-                    raise self.fail(f"indom back-pointer {indom} is not its indom's offset"
-                                    f" {where}", at, f"{f}.instances[{k}].indom")
-                name = (self.inline(external, at + 16, f"{f}.instances[{k}].external")
-                        if s.version == 1 else self.slot(external, f"{f}.instances[{k}].external"))
-                insts.append(Instance(internal, name))
-                inst_at[at] = (serial, internal)
-            out.append(Indom(serial, tuple(insts),
+            entries = list(self.entries(fmt, first, icount))
+            for k, entry in enumerate(entries):
+                if entry[0] != where:
+                    raise self.fail(f"indom back-pointer {entry[0]} is not its indom's offset"
+                                    f" {where}", first + size * k, f"{f}.instances[{k}].indom")
+            internals = [e[2] for e in entries]
+            if s.version == 1:
+                names = [self.inline(e[3], first + size * k + 16, f"{f}.instances[{k}].external")
+                         for k, e in enumerate(entries)]
+            else:
+                names = self.slots([e[3] for e in entries],
+                                   (f + ".instances[{}].external").format)
+            insts = tuple(map(Instance, internals, names))
+            inst_at.update(zip(range(first, first + size * icount, size),
+                               zip(repeat(serial), internals)))
+            out.append(Indom(serial, insts,
                              self.string(short, f + ".shorttext", optional=True),
                              self.string(long, f + ".helptext", optional=True)))
         return out, inst_at
@@ -285,7 +289,7 @@ class _Reader:
         instances = list(map(internal_at.__getitem__, instance_offsets))
         strings: list[str | None] = [None] * count
         is_string = [m.type == TYPE_STRING for m in metrics]
-        at_string = [n for n, k in enumerate(which) if is_string[k]]  # type: ignore[index]
+        at_string = list(compress(range(count), map(is_string.__getitem__, which)))  # type: ignore[arg-type]
         texts = self.slots([extras[n] for n in at_string],
                            lambda i: f"values[{at_string[i]}].extra")
         for n, text in zip(at_string, texts):
