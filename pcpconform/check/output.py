@@ -7,11 +7,13 @@ described, with examples, in ``docs/check-output.md``.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -24,7 +26,8 @@ from pcpconform.check.runner import Crash, component_files
 from pcpconform.io.files import strip_compression
 
 __all__ = ["FORMATS", "SARIF_SCHEMA", "tool_version", "summarize", "render", "write",
-           "render_text", "write_text", "render_json", "render_junit", "render_sarif"]
+           "render_text", "write_text", "TextStream", "grouped", "GROUP_SHOWN", "render_json",
+           "render_junit", "render_sarif"]
 
 FORMATS = ("text", "json", "junit", "sarif")
 TOOL = "pcpconform"
@@ -93,8 +96,12 @@ def summarize(reports: Sequence[Report], crashes: Sequence[Crash] = ()) -> dict[
 
 
 def diagnostic_line(report: Report, d: Diagnostic) -> str:
-    """``ARCHIVE: FILE[record R, offset O, FIELD]: severity CODE: message [CLAUSE]``."""
-    return f"{report.archive}: {d.location()}: {d.severity.value} {d.code}: {d.message} [{d.clause}]"
+    """``ARCHIVE: FILE[record R, offset O, FIELD]: severity CODE: message (at TIME) [CLAUSE]``."""
+    return f"{report.archive}: {d.location()}: {d.severity.value} {d.code}: {_message(d)} [{d.clause}]"
+
+
+def _message(d: Diagnostic) -> str:
+    return f"{d.message} (at {d.time})" if d.time else d.message
 
 
 def archive_summary_line(report: Report) -> str:
@@ -107,6 +114,57 @@ def archive_summary_line(report: Report) -> str:
     if report.truncated:
         text += f"; stopped after {_plural(len(report.diagnostics), 'diagnostic')} (--max-diagnostics)"
     return f"{report.archive}: {text}"
+
+
+#: of diagnostics that repeat (same code, file and metric), text output shows this many,
+#: then one line with the count and the range of records and times (JSON and SARIF keep all)
+GROUP_SHOWN = 3
+
+
+@dataclass
+class _Group:
+    """The diagnostics of one (code, file, metric) beyond the first GROUP_SHOWN."""
+
+    first: Diagnostic
+    hidden: int = 0
+    records: list[int] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+
+    def line(self, report: Report) -> str:
+        d = self.first
+        what = f"{d.code}" + (f" for {d.metric}" if d.metric else "")
+        where = ""
+        if self.records:
+            lo, hi = min(self.records), max(self.records)
+            where = f" in records {lo}..{hi}" if lo != hi else f" in record {lo}"
+        if self.times:
+            where += f", {self.times[0]} to {self.times[-1]}" if len(self.times) > 1 else f", at {self.times[0]}"
+        return (f"{report.archive}: {d.file}: {d.severity.value} {d.code}: "
+                f"... and {self.hidden} more like the above ({what}){where} [{d.clause}]")
+
+
+def grouped(report: Report) -> list[Diagnostic | _Group]:
+    """The diagnostics to print, in order, with repeats past GROUP_SHOWN folded into one
+    group placed after the last one shown."""
+    seen: dict[tuple[str, str, str | None], int] = {}
+    groups: dict[tuple[str, str, str | None], _Group] = {}
+    items: list[Diagnostic | _Group] = []
+    for d in report.diagnostics:
+        key = (d.code, d.file, d.metric)
+        n = seen[key] = seen.get(key, 0) + 1
+        if n <= GROUP_SHOWN:
+            items.append(d)
+            continue
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = _Group(d)
+            items.append(g)
+        g.hidden += 1
+        if d.record is not None:
+            g.records.append(d.record)
+        if d.time:
+            g.times.append(d.time)
+    return items
 
 
 def _summary_rows(summary: dict[str, Any]) -> list[tuple[str, int]]:
@@ -133,70 +191,104 @@ def _wants_table(reports: Sequence[Report], crashes: Sequence[Crash]) -> bool:
     return len(reports) + len(crashes) > 1
 
 
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+class TextStream:
+    """Text output written archive by archive as each is checked (``report``), then the
+    archives not checked and the summary (``finish``). With ``terminal`` severities are
+    coloured and the summary is a rich table (rich still honours NO_COLOR); ``quiet`` keeps
+    only the diagnostic lines."""
+
+    def __init__(self, out: TextIO, *, terminal: bool = False, quiet: bool = False) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.console: Any = None
+        if terminal:
+            from rich.console import Console
+
+            self.console = Console(file=out, highlight=False, soft_wrap=True)
+
+    def _print(self, text: str, style: str | None = None) -> None:
+        if self.console is None:
+            self.out.write(text + "\n")
+        else:
+            from rich.text import Text
+
+            self.console.print(Text(text, style=style or ""))
+
+    def report(self, report: Report) -> None:
+        for item in grouped(report):
+            if isinstance(item, _Group):
+                self._print(item.line(report), _STYLE[item.first.severity] if self.console else None)
+            elif self.console is None:
+                self._print(diagnostic_line(report, item))
+            else:
+                from rich.text import Text
+
+                line = Text(f"{report.archive}: {item.location()}: ")
+                line.append(item.severity.value, style=_STYLE[item.severity])
+                line.append(f" {item.code}: {_message(item)} [{item.clause}]")
+                self.console.print(line)
+        if not self.quiet:
+            style = "red" if report.errors else "yellow" if report.warnings else "green"
+            self._print(archive_summary_line(report), style)
+        self.out.flush()
+
+    def finish(self, reports: Sequence[Report], crashes: Sequence[Crash] = ()) -> None:
+        if self.quiet:
+            return
+        for c in crashes:
+            self._print(f"{c.archive}: not checked: {c.reason}", "bold red")
+        if not _wants_table(reports, crashes):
+            return
+        summary = summarize(reports, crashes)
+        if self.console is None:
+            for line in _plain_table(summary):
+                self._print(line)
+            return
+        self._rich_tables(summary)
+
+    def _rich_tables(self, summary: dict[str, Any]) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title="Summary", title_justify="left", show_header=False)
+        table.add_column("archives")
+        table.add_column("count", justify="right")
+        for name, value in _summary_rows(summary):
+            table.add_row(name, str(value))
+        self.console.print()
+        self.console.print(table)
+        codes = summary["codes"][:TOP_CODES]
+        if codes:
+            table = Table(title="Top diagnostic codes", title_justify="left")
+            table.add_column("code")
+            table.add_column("severity")
+            table.add_column("count", justify="right")
+            for c in codes:
+                style = _STYLE[Severity(c["severity"])] if c["severity"] else ""
+                table.add_row(c["code"], Text(c["severity"] or "?", style=style), str(c["count"]))
+            self.console.print(table)
+
+
 def render_text(reports: Sequence[Report], *, crashes: Sequence[Crash] = (),
                 quiet: bool = False) -> str:
-    """Plain text: one line per diagnostic, a summary line per archive and, for more than
-    one archive, a summary table. ``quiet`` keeps only the diagnostic lines."""
-    lines: list[str] = []
-    for report in reports:
-        lines += [diagnostic_line(report, d) for d in report.diagnostics]
-        if not quiet:
-            lines.append(archive_summary_line(report))
-    if not quiet:
-        lines += [f"{c.archive}: not checked: {c.reason}" for c in crashes]
-        if _wants_table(reports, crashes):
-            lines += _plain_table(summarize(reports, crashes))
-    return "".join(line + "\n" for line in lines)
-
-
-_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+    """Plain text: one line per diagnostic (repeats grouped), a summary line per archive
+    and, for more than one archive, a summary table. ``quiet`` keeps only the diagnostic
+    lines."""
+    out = io.StringIO()
+    write_text(reports, out, crashes=crashes, quiet=quiet)
+    return out.getvalue()
 
 
 def write_text(reports: Sequence[Report], out: TextIO, *, terminal: bool = False,
                crashes: Sequence[Crash] = (), quiet: bool = False) -> None:
-    """Text to ``out``; with ``terminal`` severities are coloured and the summary is a rich
-    table (rich still honours NO_COLOR)."""
-    if not terminal:
-        out.write(render_text(reports, crashes=crashes, quiet=quiet))
-        return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    console = Console(file=out, highlight=False, soft_wrap=True)
+    """Text to ``out`` at once (``TextStream`` writes it as the archives are checked)."""
+    stream = TextStream(out, terminal=terminal, quiet=quiet)
     for report in reports:
-        for d in report.diagnostics:
-            line = Text(f"{report.archive}: {d.location()}: ")
-            line.append(d.severity.value, style=_STYLE[d.severity])
-            line.append(f" {d.code}: {d.message} [{d.clause}]")
-            console.print(line)
-        if not quiet:
-            style = "red" if report.errors else "yellow" if report.warnings else "green"
-            console.print(Text(archive_summary_line(report), style=style))
-    if quiet:
-        return
-    for c in crashes:
-        console.print(Text(f"{c.archive}: not checked: {c.reason}", style="bold red"))
-    if not _wants_table(reports, crashes):
-        return
-    summary = summarize(reports, crashes)
-    table = Table(title="Summary", title_justify="left", show_header=False)
-    table.add_column("archives")
-    table.add_column("count", justify="right")
-    for name, value in _summary_rows(summary):
-        table.add_row(name, str(value))
-    console.print()
-    console.print(table)
-    codes = summary["codes"][:TOP_CODES]
-    if codes:
-        table = Table(title="Top diagnostic codes", title_justify="left")
-        table.add_column("code")
-        table.add_column("severity")
-        table.add_column("count", justify="right")
-        for c in codes:
-            style = _STYLE[Severity(c["severity"])] if c["severity"] else ""
-            table.add_row(c["code"], Text(c["severity"] or "?", style=style), str(c["count"]))
-        console.print(table)
+        stream.report(report)
+    stream.finish(reports, crashes)
 
 
 # --- JSON -------------------------------------------------------------------------------
@@ -350,6 +442,10 @@ def sarif_log(reports: Sequence[Report], *, crashes: Sequence[Crash] = ()) -> di
                 props["record"] = d.record
             if d.field:
                 props["field"] = d.field
+            if d.metric:
+                props["metric"] = d.metric
+            if d.time:
+                props["time"] = d.time
             result: dict[str, Any] = {"ruleId": d.code}
             if d.code in index:
                 result["ruleIndex"] = index[d.code]

@@ -138,20 +138,34 @@ def _isolate(check: CheckFunction, base: Path, max_diagnostics: int | None
 
 
 def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None = None,
-               progress: bool = False, *, check: CheckFunction | None = None) -> CheckResults:
+               progress: bool = False, *, check: CheckFunction | None = None,
+               on_report: Callable[[Report], None] | None = None) -> CheckResults:
     """Check every archive; the reports come back in the order of ``bases``.
 
     ``jobs`` == 1 checks in this process; more uses that many worker processes (never more
     than there are archives). ``progress`` shows a bar on standard error. ``check`` replaces
     the real checker (tests); with ``jobs`` > 1 it must be a module-level function.
+    ``on_report`` receives each report as soon as it and every one before it are done (so
+    output streams in input order, also with several jobs).
     """
     check = check or default_check
     outcomes: list[tuple[Report | None, str | None]] = [(None, None)] * len(bases)
+    completed = [False] * len(bases)
+    shown = 0
+
+    def finished(i: int, outcome: tuple[Report | None, str | None]) -> None:
+        nonlocal shown
+        outcomes[i], completed[i] = outcome, True
+        while shown < len(bases) and completed[shown]:
+            report = outcomes[shown][0]
+            if on_report is not None and report is not None:
+                on_report(report)
+            shown += 1
     workers = max(1, min(jobs, len(bases)))
     with _Progress(progress, len(bases)) as bar:
         if workers == 1:
             for i, base in enumerate(bases):
-                outcomes[i] = _check_one(check, base, max_diagnostics)
+                finished(i, _check_one(check, base, max_diagnostics))
                 bar.advance(base)
         else:
             broken: list[int] = []
@@ -166,7 +180,7 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                         for fut in done:
                             i = futures[fut]
                             try:
-                                outcomes[i] = fut.result()
+                                finished(i, fut.result())
                             except BrokenProcessPool:
                                 broken.append(i)
                                 continue
@@ -175,7 +189,7 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                     pool.shutdown(wait=False, cancel_futures=True)
                     raise
             for i in sorted(broken):
-                outcomes[i] = _isolate(check, bases[i], max_diagnostics)
+                finished(i, _isolate(check, bases[i], max_diagnostics))
                 bar.advance(bases[i])
     results = CheckResults()
     for base, (report, reason) in zip(bases, outcomes):

@@ -12,6 +12,7 @@ from pcpconform.check.runner import (
     jobs_from_option,
     run_checks,
 )
+from pcpconform.cli.output import opened_output
 
 __all__ = ["add_arguments", "run"]
 
@@ -36,29 +37,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     found = expand(args.archives)
-    bases, problems = found.targets, found.problems
+    targets, problems = found.targets, found.problems
     for problem in problems:
         print(f"pcpconform check: {problem}", file=sys.stderr)
     if found.skipped and not args.quiet:
         print(f"pcpconform check: skipped {found.skipped} "
               f"{'file' if found.skipped == 1 else 'files'} that are neither PCP archives nor MMV files",
               file=sys.stderr)
-    if not bases:
+    if not targets:
         if not problems:
             print("pcpconform check: nothing to check", file=sys.stderr)
         return 2
     progress = not args.quiet and sys.stderr.isatty()
-    results = run_checks(bases, jobs_from_option(args.jobs), args.max_diagnostics, progress)
-    for crash in results.crashes:
-        print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
-    options = dict(crashes=results.crashes, quiet=args.quiet,
-                   warnings_as_errors=args.warnings_as_errors)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as out:
-            output.write(args.format, results, out, **options)
-    else:
-        output.write(args.format, results, sys.stdout, terminal=sys.stdout.isatty(), **options)
-        sys.stdout.flush()
+    with opened_output(args.output) as out:
+        stream = None
+        if args.format == "text":   # streamed: each archive as soon as it is checked
+            stream = output.TextStream(out, terminal=not args.output and out.isatty(), quiet=args.quiet)
+        results = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
+                             on_report=stream.report if stream is not None else None)
+        for crash in results.crashes:
+            print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
+        if stream is not None:
+            stream.finish(results, results.crashes)
+        else:
+            output.write(args.format, results, out, crashes=results.crashes, quiet=args.quiet,
+                         warnings_as_errors=args.warnings_as_errors)
+        out.flush()
     if problems or results.crashes:
         return 2
     if any(r.errors for r in results):

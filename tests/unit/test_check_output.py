@@ -507,7 +507,8 @@ def test_quiet_text(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker) -
 def test_jobs_option(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker, monkeypatch: MonkeyPatch) -> None:
     seen: list[tuple[Any, ...]] = []
 
-    def spy(bases: list[Path], jobs: int, max_diagnostics: int | None, progress: bool) -> CheckResults:
+    def spy(bases: list[Path], jobs: int, max_diagnostics: int | None, progress: bool,
+            on_report: Any = None) -> CheckResults:
         seen.append((list(bases), jobs, max_diagnostics, progress))
         return CheckResults([crafted(b) for b in bases])
 
