@@ -9,6 +9,7 @@ bytes outside printable ASCII are escaped. A defect is a ``Bad ...`` line where 
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterable
 from typing import Any, TextIO
@@ -31,6 +32,13 @@ def _units_text(dimension: str) -> str:
     return "" if text == "none" else text     # pmUnitsStr prints nothing for no units
 
 
+def _c_float(real: float) -> str:
+    """printf's %f: as Python's, but a NaN keeps its sign ("-nan")."""
+    if math.isnan(real):
+        return "-nan" if math.copysign(1.0, real) < 0 else "nan"
+    return f"{real:f}"
+
+
 def _value_text(obj: dict[str, Any]) -> str:
     value = obj["value"]
     if obj.get("sentinel"):
@@ -40,10 +48,9 @@ def _value_text(obj: dict[str, Any]) -> str:
     kind, text = value["type"], value["value"]
     if kind == "string":
         return f' = "{text}"'
-    if kind == "float":
-        return f" = {struct.unpack('>f', bytes.fromhex(text[2:]))[0]:f}"
-    if kind == "double":
-        return f" = {struct.unpack('>d', bytes.fromhex(text[2:]))[0]:f}"
+    if kind in ("float", "double"):
+        real = struct.unpack(">f" if kind == "float" else ">d", bytes.fromhex(text[2:]))[0]
+        return f" = {_c_float(real)}"
     if kind == "elapsed":
         return f" = {text} (value={text}/extra={obj['extra']})"
     return f" = {text}"

@@ -188,6 +188,15 @@ def test_text_reads_like_mmvdump(version: int) -> None:
         (80 if version == 1 else 24)
 
 
+def test_text_prints_floats_as_printf_does() -> None:
+    model = content(1)
+    metrics = list(model.metrics)
+    metrics[2] = dataclasses.replace(metrics[2], values=(Value(None, struct.pack("<f", -float("nan")) + bytes(4)),))
+    metrics[3] = dataclasses.replace(metrics[3], values=(Value.of(mm.TYPE_DOUBLE, float("nan")),))
+    _, text = dump(build_mmv(dataclasses.replace(model, metrics=tuple(metrics))), fmt="text")
+    assert "float = -nan\n" in text and "double = nan\n" in text
+
+
 def test_rewriting_is_reported_and_the_rest_dumped() -> None:
     data = bytearray(build_mmv(content(1)))
     data[16:24] = bytes(8)
