@@ -72,9 +72,6 @@ def write_text(report: ConformReport, out: TextIO, *, verbose: bool = False) -> 
     for row in rows:
         out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
                   .rstrip() + "\n")
-    for suite in report.suites:    # the one-line form the first versions printed, kept for scripts
-        counts = report.counts(suite)
-        out.write(f"{suite}: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + "\n")
     out.write(verdict_line(report) + "\n")
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pcpconform.conform.manifest import Case, load_corpus
+from pcpconform.conform.manifest import Case, ManifestError, load_corpus
 from pcpconform.conform.persistent import Reply, Session
 from pcpconform.conform.protocol import (
     OPTIONS_ENV,
@@ -392,6 +392,14 @@ def run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float
     why = skip_reason(unit, None, caps)
     if why is not None:
         return CaseResult(unit.name, unit.suite, Verdict.SKIP, why)
+    try:
+        return _run_unit(argv, unit, caps, timeout, sessions)
+    except (OSError, json.JSONDecodeError) as exc:   # the corpus, not the implementation
+        raise ManifestError(f"{unit.case.path}: cannot read the case's files: {exc}") from None
+
+
+def _run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float,
+              sessions: Sessions | None) -> CaseResult:
     options = unit.case.data.get("check_options") if unit.suite == "validator" else None
     with tempfile.TemporaryDirectory(prefix="pcpconform-conform-", ignore_cleanup_errors=True) as tmp:
         home = Path(tmp)

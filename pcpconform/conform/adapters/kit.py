@@ -12,8 +12,7 @@
     kit --persistent                            JSON Lines requests on stdin (CONF-PERSIST-*)
 
 ``examples/adapters/pcpconform_adapter.py`` is the same thing cut down to a readable
-template. The derive suite runs ``pcpconform derive`` in a child process, the one place
-the kit's derive replay is put together.
+template. A config file's syntax errors name it by its file name, as the corpus does.
 """
 
 from __future__ import annotations
@@ -21,13 +20,14 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import Severity
+from pcpconform.conform.expected import Schedule, derive_document
 from pcpconform.dump.jsonl import write_jsonl
 from pcpconform.errors import PcpConformError
 from pcpconform.fixtures.fixture import load_fixture
@@ -48,7 +48,6 @@ CAPABILITIES: dict[str, Any] = {
     "options": ["decompress_limit"], "rules": list(RULE_SETS), "profiles": ["pcp-6.0", "pcp-6.3", "pcp-7"],
     "persistent": True,
 }
-_CLI = "import sys; from pcpconform.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 class Failed(Exception):
@@ -104,18 +103,12 @@ def interp(base: str, request_file: str, out: TextIO) -> int:
 
 def derive(base: str, request_file: str, out: TextIO) -> int:
     request = _request(request_file)
-    sched = request["schedule"]
-    start = f"{int(sched['start']['sec'])}.{int(sched['start']['nsec']):09d}"
-    argv = [sys.executable, "-c", _CLI, "derive", base, "--config", str(request["config"]),
-            "--rules", str(request["profile"]), f"--start={start}", f"--interval={int(sched['interval_nsec'])}ns",
-            "--samples", str(int(sched["samples"])), "--format", "json"]
-    argv += [a for m in sched["metrics"] for a in ("--metric", str(m))]
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=False)
-    if done.returncode not in (0, 1):
-        raise Failed(f"derive: {done.stderr.decode('utf-8', 'replace').strip()}")
-    text = done.stdout.decode("utf-8")
-    doc = json.loads(text) if text.strip() else None
-    diagnostics = done.stderr.decode("utf-8").splitlines()
+    config = Path(str(request["config"]))
+    try:
+        doc, diagnostics = derive_document(Archive(base), config.read_bytes(), config.name,
+                                           Schedule.from_json(request["schedule"]), str(request["profile"]))
+    except (PcpConformError, OSError, KeyError, ValueError) as exc:
+        raise Failed(f"derive: {exc}") from None
     out.write(json.dumps({"kind": "derive", "result": doc, "diagnostics": diagnostics}) + "\n")
     return 0
 
