@@ -8,7 +8,7 @@ from typing import Any
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.errors import Location
 
-__all__ = ["Diagnostic", "Report", "DiagnosticLimit"]
+__all__ = ["Diagnostic", "Report", "DiagnosticLimit", "OsFailure"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,11 @@ class DiagnosticLimit(Exception):
     """Raised inside a check when --max-diagnostics is reached."""
 
 
+class OsFailure(Exception):
+    """Raised inside a check when the OS will not let us read a file (``Report.os_error``):
+    a problem of the request (exit 2), not a defect of the archive."""
+
+
 @dataclass
 class Report:
     """All diagnostics for one archive."""
@@ -53,6 +58,8 @@ class Report:
     truncated: bool = False
     seconds: float = 0.0
     bytes_checked: int = 0
+    #: "FILE: reason" when the OS would not let the check read a file; nothing else counts
+    os_error: str | None = None
 
     def add(self, code: str, file: str, message: str, *, record: int | None = None,
             offset: int | None = None, field: str | None = None, metric: str | None = None,

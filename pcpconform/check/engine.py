@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 
 from pcpconform.check.crossfile import check_crossfile
-from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, Report
+from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, OsFailure, Report
 from pcpconform.check.files import discover
 from pcpconform.check.index import check_index
 from pcpconform.check.labels import check_label
@@ -44,7 +44,7 @@ def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None =
     started = time.perf_counter()
     try:
         _run(Context(base, report, decompress_limit))
-    except DiagnosticLimit:
+    except (DiagnosticLimit, OsFailure):
         pass
     except Exception as exc:  # a bug of ours must not look like a clean archive
         report.diagnostics.append(_internal(base, exc))

@@ -7,12 +7,14 @@ timestamps). ``Context.add`` is the one way a finding reaches the report.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pcpconform.check.describe import metric_text, stamp_text
-from pcpconform.check.diagnostics import Report
+from pcpconform.check.diagnostics import OsFailure, Report
 from pcpconform.check.rules import RULES
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmID, Timestamp
@@ -20,6 +22,9 @@ from pcpconform.format.timezone import ArchiveZone
 from pcpconform.io.reader import RawRecord
 
 __all__ = ["VolumeInfo", "ArchiveState", "Context", "IndomHistory"]
+
+#: how Python spells an OS error in a message: "[Errno 5] Input/output error"
+_ERRNO = re.compile(r"\[Errno (\d+)\]")
 
 #: One instance domain over time: (timestamp ns, instance ids, {id: name}) in time order.
 IndomHistory = list[tuple[int, frozenset[int], dict[int, bytes]]]
@@ -109,8 +114,14 @@ class Context:
         return self._zone.when(stamp)
 
     def reader_error(self, exc: FormatError) -> None:
-        """Report what the reader raised; its codes are rule codes."""
+        """Report what the reader raised; its codes are rule codes. An OS error (the
+        reader's message carries its errno) stops the check instead (``OsFailure``)."""
         loc = exc.location
+        os_error = _ERRNO.search(exc.message)
+        if os_error is not None:
+            self.report.diagnostics.clear()
+            self.report.os_error = f"{self.base.parent / loc.file}: {os.strerror(int(os_error.group(1)))}"
+            raise OsFailure(self.report.os_error)
         # anything that is not a rule (a label that does not decode) is a read failure
         code = exc.code if exc.code in RULES else "file.read"
         self.add(code, loc.file, exc.message, record=loc.record, offset=loc.offset, field=loc.field)

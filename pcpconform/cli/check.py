@@ -6,8 +6,10 @@ import argparse
 import sys
 
 from pcpconform.check import output
+from pcpconform.check.diagnostics import Report
 from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
+    CheckResults,
     count_option,
     jobs_from_option,
     run_checks,
@@ -53,17 +55,26 @@ def run(args: argparse.Namespace) -> int:
         stream = None
         if args.format == "text":   # streamed: each archive as soon as it is checked
             stream = output.TextStream(out, terminal=not args.output and out.isatty(), quiet=args.quiet)
-        results = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
-                             on_report=stream.report if stream is not None else None)
-        for crash in results.crashes:
+
+        def done(report: Report) -> None:
+            if report.os_error:     # the OS's refusal, not a finding: one line, exit 2
+                print(f"pcpconform check: {report.os_error}", file=sys.stderr)
+            elif stream is not None:
+                stream.report(report)
+
+        checked = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
+                             on_report=done)
+        for crash in checked.crashes:
             print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
+        results = CheckResults([r for r in checked if not r.os_error], checked.crashes)
+        refused = len(checked) - len(results)
         if stream is not None:
             stream.finish(results, results.crashes)
         else:
             output.write(args.format, results, out, crashes=results.crashes, quiet=args.quiet,
                          warnings_as_errors=args.warnings_as_errors)
         out.flush()
-    if problems or results.crashes:
+    if problems or results.crashes or refused:
         return 2
     if any(r.errors for r in results):
         return 1

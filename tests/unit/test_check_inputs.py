@@ -123,3 +123,24 @@ def test_permission_denied_is_exit_2(tmp_path_factory: pytest.TempPathFactory) -
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == f"pcpconform check: {base.with_name('a.meta')}: Permission denied"
     assert "Errno" not in proc.stderr + proc.stdout
+
+
+def test_io_error_while_reading_is_exit_2(tmp_path: Path, capsys: CaptureFixture,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An I/O error in the middle of a volume (the reader says "[Errno 5] ...") stops that
+    archive's check: one line with the OS's words, no diagnostics, exit 2."""
+    from pcpconform.errors import FormatError, Location
+    from pcpconform.io.reader import Component
+
+    base = _archive(tmp_path / "a")
+
+    def records(self: Component, kind: str = "volume") -> object:
+        raise FormatError("cannot read: [Errno 5] Input/output error", Location(self.name), "file.read")
+        yield  # a generator, as the real one is
+
+    monkeypatch.setattr(Component, "records", records)
+    assert main(["check", str(base)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines()[0] == f"pcpconform check: {tmp_path / 'a.meta'}: Input/output error"
+    assert "Errno" not in captured.err + captured.out
+    assert "error" not in captured.out.replace("Input/output error", "")
