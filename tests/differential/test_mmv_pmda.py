@@ -213,7 +213,8 @@ def observed(referee: Referee, seed: int) -> tuple[dict[str, MmvFile], Observati
         indoms = sorted({str(mm.exported_indom(kit[f].cluster, d.serial))
                          for f in FILES for d in kit[f].indoms})
         _OBSERVED[key] = kit, observe(referee, data, descs=[e.name for _, e in exported],
-                                      indoms=indoms, fetch=[str(e.pmid) for _, e in exported])
+                                      indoms=indoms, fetch=[str(e.pmid) for _, e in exported],
+                                      texts=[e.name for _, e in exported])
     return _OBSERVED[key]
 
 
@@ -258,6 +259,19 @@ def check_pmda(kit: dict[str, MmvFile], obs: Observation, nan_rule: bool) -> Non
         for d in kit[f].indoms:
             assert view.instances[str(mm.exported_indom(kit[f].cluster, d.serial))] == \
                 [(i.internal, i.name) for i in d.instances]
+    for _, e in exported:
+        assert view.texts[e.name] == expected_text(e.metric), e.name
+
+
+def expected_text(m: Metric) -> tuple[str | None, str | None]:
+    """The metric's one-line and help text as dbpmda shows them (MMV-IMPL-HELP): None
+    (offset 0) is an error, an empty text is shown as dbpmda's placeholder; a NOSUPPORT
+    metric has no text (its lookup answers PM_ERR_PMID)."""
+    if m.type == mm.TYPE_NOSUPPORT:
+        return None, None
+    short = "<no one line help text specified>" if m.shorttext == "" else m.shorttext
+    long = "<no help text specified>" if m.helptext == "" else m.helptext
+    return short, long
 
 
 def _planted(kit: dict[str, MmvFile], how: str) -> dict[str, MmvFile]:
@@ -285,10 +299,15 @@ def _planted(kit: dict[str, MmvFile], how: str) -> dict[str, MmvFile]:
                     and m.type not in (mm.TYPE_ELAPSED, mm.TYPE_NOSUPPORT))
         metric = dataclasses.replace(m, semantics=mm.SEM_INSTANT)
         mmv = dataclasses.replace(mmv, metrics=(*mmv.metrics[:n], metric, *mmv.metrics[n + 1:]))
+    elif how == "help":       # one help text changed
+        n, m = next((n, m) for n, m in enumerate(mmv.metrics) if m.helptext
+                    and m.type != mm.TYPE_NOSUPPORT)
+        metric = dataclasses.replace(m, helptext=f"{m.helptext}!")
+        mmv = dataclasses.replace(mmv, metrics=(*mmv.metrics[:n], metric, *mmv.metrics[n + 1:]))
     return {**kit, f: mmv}
 
 
-@pytest.mark.parametrize("how", ["value", "instance", "cluster", "semantics"])
+@pytest.mark.parametrize("how", ["value", "instance", "cluster", "semantics", "help"])
 def test_a_planted_difference_fails(referee: Referee, how: str) -> None:
     kit, obs = observed(referee, SEEDS[0])
     nan_rule = nan_is_sentinel(referee)

@@ -3,7 +3,7 @@
 ``observe`` places the files in a private ``PCP_TMP_DIR/mmv`` (under ``ROOT/tmp`` for a
 chroot), then runs, in one shell under the referee: ``dbpmda`` with the PMDA as a DSO and no
 pmcd (``open dso pmda_mmv.so mmv_init 70``; reference note section 1.9), answering the
-requests given (``traverse mmv``, ``desc``, ``instance``, ``fetch``), and ``mmvdump`` on
+requests given (``traverse mmv``, ``desc``, ``instance``, ``fetch``, ``text``), and ``mmvdump`` on
 each file. Both outputs are parsed into Python values. A tool killed by a signal or by the
 time limit is a result (``ToolRun.crashed`` / ``timed_out``), never an exception: crashing
 on a file is what some tests measure.
@@ -88,6 +88,9 @@ class PmdaView:
     instances: dict[str, list[tuple[int, str]] | str] = field(default_factory=dict)
     # PMID -> [(instance or None, printed value)], [] for "No values returned!", or an error
     values: dict[str, list[tuple[int | None, str]] | str] = field(default_factory=dict)
+    # metric name or "indom 70.N" -> (one-line text, help text), None where dbpmda printed
+    # an error for it
+    texts: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     answered: list[str] = field(default_factory=list)        # commands dbpmda echoed
 
 
@@ -135,6 +138,8 @@ def parse_dbpmda(run: ToolRun) -> PmdaView:
         elif verb == "instance":
             view.instances[arg] = err if err is not None else [
                 (int(m.group(1)), m.group(2)) for m in map(_INST.match, lines) if m]
+        elif verb == "text":
+            view.texts[arg] = _parse_text(lines)
         elif verb == "fetch":
             # dbpmda warns, inside the echoed command, of each PMID not in the static PMNS
             if err is not None:
@@ -162,6 +167,20 @@ def _parse_desc(lines: Sequence[str]) -> PmdaDesc | str:
     if mtype is None:
         return "no Data Type line: " + " | ".join(lines)
     return PmdaDesc(pmid, mtype, indom, sem, units)
+
+
+def _parse_text(lines: Sequence[str]) -> tuple[str | None, str | None]:
+    """dbpmda's text answer: the one-line text in brackets (or an error line), then the
+    help text (or a second error line)."""
+    body = [ln for ln in lines if not ln.startswith(("PMID: ", "pmInDom: "))]
+    oneline: str | None = None
+    if body and _ERROR.match(body[0]):
+        body = body[1:]
+    elif body and body[0].startswith("[") and body[0].endswith("]"):
+        oneline, body = body[0][1:-1], body[1:]
+    if not body or _ERROR.match(body[0]):
+        return oneline, None
+    return oneline, "\n".join(body)
 
 
 def _parse_fetch(lines: Sequence[str]) -> dict[str, list[tuple[int | None, str]] | str]:
@@ -305,22 +324,25 @@ done
 
 
 def dbpmda_commands(paths: PmdaPaths, *, descs: Sequence[str] = (), indoms: Sequence[str] = (),
-                    fetch: Sequence[str] = (), traverse: bool = True) -> str:
+                    fetch: Sequence[str] = (), texts: Sequence[str] = (),
+                    traverse: bool = True) -> str:
     lines = [f"open dso {paths.dso} mmv_init {PMDA_DOMAIN}"]
     if traverse:
         lines.append("traverse mmv")
     lines += [f"desc {name}" for name in descs]
     lines += [f"instance {indom}" for indom in indoms]
+    lines += [f"text {name}" for name in texts]
     for n in range(0, len(fetch), _FETCH_BATCH):
         lines.append("fetch " + " ".join(fetch[n:n + _FETCH_BATCH]))
     return "\n".join(lines) + "\n"
 
 
 def observe(referee: Referee, files: Mapping[str, bytes], *, descs: Sequence[str] = (),
-            indoms: Sequence[str] = (), fetch: Sequence[str] = (), traverse: bool = True,
-            timeout: float = TOOL_TIMEOUT) -> Observation:
-    """Run dbpmda (desc by name, instance by InDom "70.N", fetch by PMID "70.C.I") and
-    mmvdump under ``referee`` with ``files`` (name -> bytes) as its ``PCP_TMP_DIR/mmv``."""
+            indoms: Sequence[str] = (), fetch: Sequence[str] = (), texts: Sequence[str] = (),
+            traverse: bool = True, timeout: float = TOOL_TIMEOUT) -> Observation:
+    """Run dbpmda (desc by name, instance by InDom "70.N", fetch by PMID "70.C.I", text by
+    name or "indom 70.N") and mmvdump under ``referee`` with ``files`` (name -> bytes) as
+    its ``PCP_TMP_DIR/mmv``."""
     for name in files:
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
             raise ValueError(f"MMV file name {name!r} is not a simple metric name component")
@@ -334,7 +356,7 @@ def observe(referee: Referee, files: Mapping[str, bytes], *, descs: Sequence[str
         for name, data in files.items():
             (host_dir / "mmv" / name).write_bytes(data)
         (host_dir / "dbpmda.in").write_text(dbpmda_commands(
-            paths, descs=descs, indoms=indoms, fetch=fetch, traverse=traverse))
+            paths, descs=descs, indoms=indoms, fetch=fetch, texts=texts, traverse=traverse))
         (host_dir / "run.sh").write_text(_SCRIPT.format(
             timeout=int(timeout), pmns=paths.pmns, mmvdump=paths.mmvdump,
             files=" ".join(files)))
