@@ -32,7 +32,7 @@ from pcpconform.oracles.interp.installed import chosen_rules
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue
 from pcpconform.oracles.interp.report import samples_json, write_csv, write_text
-from pcpconform.oracles.interp.schedule import instance_filter, interval_and_seek, plan
+from pcpconform.oracles.interp.schedule import extent_note, instance_filter, interval_and_seek, plan
 
 __all__ = ["add_arguments", "run"]
 
@@ -155,6 +155,9 @@ def run(args: argparse.Namespace) -> int:
     ev.pmids = {b.name: by_name[b.name].pmid for b in bounds}
     start, count = plan(archive.start, ev.replay.last, args.start, args.end, interval, args.samples,
                         first_record=ev.replay.first_record)
+    note = extent_note(archive.start, ev.replay.first_record)
+    if note:
+        print(f"pcpconform derive: warning: {note}", file=sys.stderr)
     view = _report_source(ev)
     keep = _instance_filter(view, ev, bounds, args.instances)
     derived_samples = ev.schedule(start, interval, count)

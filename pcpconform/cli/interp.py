@@ -15,6 +15,7 @@ from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for
 from pcpconform.oracles.interp.replay import DEVIATIONS, RULE_SETS, Replay
 from pcpconform.oracles.interp.report import write_csv, write_json, write_text
 from pcpconform.oracles.interp.schedule import (
+    extent_note,
     instance_filter,
     interval_and_seek,
     plan,
@@ -86,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if args.instances:
         wanted = [w for arg in args.instances for w in arg.split(",") if w]
         restrict_instances(source, replay, wanted)
-    for line in singular_warnings(replay, source):
+    note = extent_note(archive.start, replay.first_record)
+    for line in [*([note] if note else []), *singular_warnings(replay, source)]:
         print(f"pcpconform interp: warning: {line}", file=sys.stderr)
     samples = replay.schedule(start, interval, count)
     rates = rate_convert(samples, replay.descs) if args.rate else None

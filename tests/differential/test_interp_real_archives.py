@@ -16,7 +16,7 @@ from pcpconform.oracles.interp.builtin import BUILTIN
 from pcpconform.oracles.interp.installed import chosen_rules, installed_pcp, interp_rules_for
 from tests.differential.libpcp.interp_bridge import libpcp_view, oracle_view
 from tests.differential.libpcp.referees import LibpcpError, Referee
-from tests.interp_archives import MULTI, T0, singular_archive
+from tests.interp_archives import MULTI, T0, damage_label_start, singular_archive
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.libpcp]
@@ -103,3 +103,14 @@ def test_rules_auto_picks_each_referees_rules(referee: Referee, monkeypatch: pyt
     assert found is not None and found.version == referee.version
     assert chosen_rules("auto", interp_rules_for, "pcp-6.3")[0] == referee.interp_rules
     assert chosen_rules("auto", profile_for, "pcp-6.3")[0] == referee.derive_profile
+
+
+def test_records_before_a_damaged_label_start(tmp_path: Path, referee: Referee) -> None:
+    """INTERP-EOL-4: a label starting after the records: nothing is replayed."""
+    base = damage_label_start(singular_archive(tmp_path / "late"), T0 + 1000)
+    pmids = [int(Archive(base).desc("s.ok").pmid)]
+    for start, delta, count in [(Timestamp(T0 + 1000), 10 * SECOND, 2), (Timestamp(T0), 10 * SECOND, 4),
+                                (Timestamp(T0 + 40), -10 * SECOND, 5)]:
+        ours = oracle_view(base, start, delta, count, pmids, referee.interp_rules)
+        assert ours == libpcp_view(referee, base, start, delta, count, pmids)
+        assert all(s["eol"] or s["values"][str(PmID(pmids[0]))] == [] for s in ours)

@@ -96,3 +96,17 @@ def test_rate_plot_has_the_rates_on_their_own_axis(archive: Path, tmp_path: Path
     assert [y for y in rates.get_ydata() if y == y] == [0.2, 0.0] * 3   # 1, 2, 2, 3, 3, 4, 4
     status, _, _ = run_cli("interp", str(archive), "s.ctr", "--rate", "--plot", str(tmp_path / "r.png"))
     assert status == 0 and (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_label_after_the_records_is_warned_about(archive: Path) -> None:
+    """INTERP-EOL-4: the records before the label's start are never replayed; said once."""
+    damage_label_start(archive, T0 + 1000)
+    status, out, err = run_cli("interp", str(archive), "s.ok", "--start", str(T0), "--interval", "10",
+                               "--samples", "4")
+    assert status == 0
+    assert [line.split("  ")[-1] for line in _body(out)] == ["end of log"] * 4
+    assert err == (f"pcpconform interp: warning: the label starts at {T0 + 1000}.000000000, after the "
+                   f"first record ({T0}.000000000): no record before the label's start is replayed "
+                   "(a damaged label?)\n")
+    status, _, err = run_cli("derive", str(archive), "-d", "x = s.ok", "--samples", "1")
+    assert status == 0 and "no record before the label's start is replayed" in err

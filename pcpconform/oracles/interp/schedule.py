@@ -122,6 +122,15 @@ def plan(first: Timestamp, last: Timestamp, start_arg: str | None, end_arg: str 
     return start, count
 
 
+def extent_note(first: Timestamp, first_record: Timestamp | None) -> str | None:
+    """A warning when the label's start lies after the first record: libpcp replays no
+    record before it (INTERP-EOL-4)."""
+    if first_record is None or first_record.total_nsec() >= first.total_nsec():
+        return None
+    return (f"the label starts at {first}, after the first record ({first_record}): no record "
+            "before the label's start is replayed (a damaged label?)")
+
+
 def instance_filter(names: dict[int, str], wanted: list[str], metric: str) -> set[int]:
     """The instance ids ``wanted`` names (an external name, its first word as libpcp
     matches it, or a numeric id) in a domain's ``names``."""
