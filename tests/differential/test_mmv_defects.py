@@ -1,4 +1,4 @@
-"""Two MMV PMDA defects, reproduced on every referee from files the kit builds.
+"""MMV PMDA defects, reproduced on every referee from files the kit builds.
 
 Each file is laid out by the kit's writer, then one field is edited at a precise offset:
 
@@ -14,6 +14,9 @@ Each file is laid out by the kit's writer, then one field is edited at a precise
 
 What each referee does was measured and is kept below as data (EXPECTED); the kit's reader
 rejects both files, naming the edited field, and so does the validator.
+
+A third, in a well-formed file (item 7; MMV-IMPL-INDOM-HELP): PCP 7 serves indom help
+text, but under the InDom 70.<raw serial> instead of the one it exports (INDOM_HELP).
 """
 
 from __future__ import annotations
@@ -210,3 +213,30 @@ def test_reader_takes_value_entries_in_any_order() -> None:
         parse_mmv(bytes(data))
     assert info.value.location.field == "values[1].instance"
     assert info.value.location.offset == values + VALUE_SIZE + 24
+
+
+# -- reference note 1.8 item 7: indom help text -----------------------------------------------
+#: measured: (one-line, help) for "text indom" of the InDom the PMDA exports, and of
+#: 70.<the file's raw serial>; None where dbpmda printed an error
+INDOM_HELP: dict[str, dict[str, tuple[str | None, str | None]]] = {
+    "pcp-6.0.3": {"exported": (None, None), "raw serial": (None, None)},   # no indom help
+    "pcp-6.3": {"exported": (None, None), "raw serial": (None, None)},
+    # 7.x serves indom help, but looks the indom up by comparing the file's raw serial
+    # with the requested InDom's serial, (cluster << 11) | serial
+    "pcp-7": {"exported": (None, None), "raw serial": ("indom short", "indom long")},
+}
+
+
+def test_indom_help_is_looked_up_by_the_raw_serial(referee: Referee) -> None:
+    base = content()
+    helped = dataclasses.replace(base, indoms=(dataclasses.replace(
+        base.indoms[0], shorttext="indom short", helptext="indom long"),))
+    exported, raw = INDOM, f"{mm.MMV_DOMAIN}.{SERIAL}"
+    assert exported != raw
+    obs = observe(referee, {"help": build_mmv(helped)}, traverse=False,
+                  texts=[f"indom {exported}", f"indom {raw}", "mmv.help.m"])
+    assert obs.pmda.run.status == 0, obs.pmda.run
+    expected = INDOM_HELP[referee.name]
+    assert obs.pmda.texts[f"indom {exported}"] == expected["exported"]
+    assert obs.pmda.texts[f"indom {raw}"] == expected["raw serial"]
+    assert obs.pmda.texts["mmv.help.m"] == (None, None)   # the metric has no help
