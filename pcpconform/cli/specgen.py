@@ -22,6 +22,7 @@ from construct import Construct, Int32ub
 
 from pcpconform.check.corpus import CASES, UNCOVERED
 from pcpconform.check.mmv.corpus import FAULTS as MMV_FAULTS
+from pcpconform.check.mmv.corpus import UNCOVERED as MMV_UNCOVERED
 from pcpconform.check.mmv.rules import MMV_CODES, MMV_TABLE
 from pcpconform.check.rules import RULES, UNCHECKED_CLAUSES
 from pcpconform.format.schema import (
@@ -198,7 +199,7 @@ def _mmv_rules_table() -> str:
     lines = ["| Code | Severity | Clause | Finding | Example (invalid corpus case) |",
              "|---|---|---|---|---|"]
     for code, severity, clause, summary in MMV_TABLE:
-        ex = example.get(code, "none: needs more than one file, or an unreadable one")
+        ex = example.get(code) or f"none: {MMV_UNCOVERED.get(code, 'not covered')}"
         lines.append(f"| `{code}` | {severity} | {clause} | {_cell(summary)} | {_cell(ex)} |")
     lines += ["", f"*Generated from `pcpconform.check.mmv.rules.MMV_TABLE` ({len(MMV_TABLE)} rules)"
               " and the faults of `pcpconform.check.mmv.corpus`.*"]

@@ -21,6 +21,7 @@ from pcpconform.check.mmv import check_mmv_directory, check_mmv_file, is_mmv_fil
 from pcpconform.check.mmv.corpus import (
     FAULTS,
     GENERATION,
+    UNCOVERED,
     Layout,
     base_file,
     build_mmv_cases,
@@ -152,6 +153,8 @@ def test_each_fault_draws_exactly_its_errors(tmp_path: Path, fault: Any, version
 def test_every_error_code_has_a_case_of_its_own() -> None:
     alone = {f.errors[0] for f in FAULTS if len(f.errors) == 1}
     assert ERRORS - alone == set(NEEDS_MORE)
+    covered = {c for f in FAULTS for c in f.codes}
+    assert {code for code, *_ in MMV_TABLE} - covered == set(UNCOVERED)
     assert {c for f in FAULTS for c in f.codes} <= {code for code, *_ in MMV_TABLE}
 
 

@@ -57,8 +57,8 @@ from pcpconform.mmv.schema import (
 from pcpconform.mmv.writer import build_mmv
 from pcpconform.version import __version__
 
-__all__ = ["MmvFault", "FAULTS", "base_model", "base_file", "Layout", "build_mmv_cases",
-           "case_files"]
+__all__ = ["MmvFault", "FAULTS", "UNCOVERED", "base_model", "base_file", "Layout",
+           "build_mmv_cases", "case_files"]
 
 CASE_FILE = "f.mmv"
 GENERATION = 0x6B021344_00021C7B
@@ -267,6 +267,9 @@ FAULTS: tuple[MmvFault, ...] = (
              ("mmv.toc-crosscheck",)),
     MmvFault("toc-limit", "256 labels, one more than the PMDA reads",
              lambda data, lay: None, ("mmv.toc-limit",), versions=(3,), labels=256),
+    MmvFault("toc-missing", "the values TOC entry says instances",
+             _at(lambda lay: lay.toc_entry(TOC_VALUES), "<i", TOC_INSTANCES), (),
+             ("mmv.toc-missing", "mmv.toc-crosscheck"), versions=(1,)),
     MmvFault("toc-empty", "the strings TOC count is 0",
              _at(lambda lay: lay.toc_entry(TOC_STRINGS) + 4, "<i", 0), (),
              ("mmv.toc-empty", "mmv.toc-crosscheck")),
@@ -293,6 +296,16 @@ FAULTS: tuple[MmvFault, ...] = (
              ("mmv.instance-indom",)),
     MmvFault("instance-indom-bounds", "an instance's indom back-pointer is 2^32",
              _at(lambda lay: lay.instance(0), "<Q", 1 << 32), ("mmv.instance-indom-bounds",)),
+    MmvFault("instance-duplicate", "the second instance of indom 61 takes the first's id",
+             _at(lambda lay: lay.instance(1) + 12, "<i", 1), (),
+             ("mmv.instance-duplicate", "mmv.value-duplicate"), versions=(1,)),
+    MmvFault("instance-empty-name", "an instance name is empty",
+             lambda data, lay: data.__setitem__(slice(lay.instance(0) + 16, lay.instance(0) + 80),
+                                                bytes(64)), (), ("mmv.instance-empty-name",),
+             versions=(1,)),
+    MmvFault("metric-singular", "the metric of indom 62 says it is singular",
+             _at(lambda lay: lay.metric_field(4, "indom"), "<i", 0), (),
+             ("mmv.indom-unused", "mmv.value-singular-instance"), versions=(1,)),
     MmvFault("instance-negative", "an instance id is -5", _at(lambda lay: lay.instance(2) + 12,
              "<i", -5), (), ("mmv.instance-negative",), versions=(1,)),
     MmvFault("name-nul", "a metric name fills its 64 bytes with no NUL", _fill_name,
@@ -363,6 +376,14 @@ FAULTS: tuple[MmvFault, ...] = (
              _at(lambda lay: lay.label(1) + 4, "<I", 999), (), ("mmv.label-identity",),
              versions=(3,)),
 )
+
+
+#: codes no one-file case of this corpus carries, and why
+UNCOVERED = {
+    "mmv.read": "an unreadable file is no file to ship",
+    "mmv.cluster-collision": "needs two files in one directory",
+    "mmv.toc-version": "a labels section in a version 1 or 2 file is no edit of one field",
+}
 
 
 def case_files(fault: MmvFault, version: int) -> bytes:
