@@ -240,3 +240,18 @@ def test_indom_help_is_looked_up_by_the_raw_serial(referee: Referee) -> None:
     assert obs.pmda.texts[f"indom {exported}"] == expected["exported"]
     assert obs.pmda.texts[f"indom {raw}"] == expected["raw serial"]
     assert obs.pmda.texts["mmv.help.m"] == (None, None)   # the metric has no help
+
+
+def test_indom_help_under_its_own_indom_when_the_cluster_bits_are_set(referee: Referee) -> None:
+    """Cluster 1, serial 2053 (bit 11 set): the exported InDom's serial is the raw one."""
+    base = content()
+    serial = (1 << 11) | SERIAL
+    indom = Indom(serial, base.indoms[0].instances, "indom short", "indom long")
+    metric = dataclasses.replace(base.metrics[0], indom=serial)
+    mmv = dataclasses.replace(base, cluster=1, indoms=(indom,), metrics=(metric, base.metrics[1]))
+    exported = str(mm.exported_indom(1, serial))
+    assert exported == f"{mm.MMV_DOMAIN}.{serial}"
+    obs = observe(referee, {"bits": build_mmv(mmv)}, traverse=False,
+                  texts=[f"indom {exported}"], indoms=[exported])
+    assert obs.pmda.instances[exported] == [(1, "i" * 70), (2, "two")]
+    assert obs.pmda.texts[f"indom {exported}"] == INDOM_HELP[referee.name]["raw serial"]
