@@ -114,7 +114,7 @@ def test_derive_comparison_diagnostics_then_descriptors_then_values() -> None:
          "units": "Kbyte"}])
     answer = {"kind": "derive", "result": json.loads(json.dumps(doc)), "diagnostics": []}
     assert compare_derive(doc, [], answer, {}) is None
-    answer["result"]["derived"][0]["units"] = "Mbyte"           # type: ignore[index]
+    answer["result"]["derived"][0]["units"] = "Mbyte"
     diff = compare_derive(doc, [], answer, {})
     assert diff is not None and diff.clauses == ["DERIVE-BIND-9"] and diff.got == "Mbyte"
     diff = compare_derive(doc, ["[x.conf:1] Error: ..."], answer, {})
