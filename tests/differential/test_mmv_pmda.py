@@ -2,7 +2,8 @@
 
 For every seed, three files of random contents (versions 1, 2 and 3, random flags among
 NOPREFIX and SENTINEL, every MMV type, indoms with long and odd instance names, strings up
-to 255 bytes, open and closed ELAPSED intervals) are laid out by the kit's writer, read
+to 255 bytes, open and closed ELAPSED intervals, a few repeated items and items past 1023,
+help texts absent, empty and present) are laid out by the kit's writer, read
 back by the kit's reader, and served by the PMDA in one dbpmda session: the PMDA must
 export exactly the names ``exported_metrics`` gives, with PMIDs 70.cluster.item, InDoms
 70.((cluster << 11) | serial), the instances of each indom and the values the reader reads,
@@ -102,7 +103,11 @@ def draw_file(rng: random.Random, file: str, cluster: int, started_us: int) -> M
     # NOPREFIX names are mmv.<name>: a first component of the file's own keeps them apart
     prefix = f"n{file}." if flags & mm.FLAG_NOPREFIX else ""
     metrics = []
-    for n, item in enumerate(rng.sample(range(0, 1024), rng.randint(30, 60))):
+    items = rng.sample(range(0, 1024), rng.randint(30, 60))
+    for n in range(1, len(items)):   # a few the PMDA skips: a repeated item, one past 1023
+        if rng.random() < 0.05:
+            items[n] = rng.choice((rng.choice(items[:n]), rng.randint(1024, 2**32 - 1)))
+    for n, item in enumerate(items):
         name = f"{prefix}g{n % 4}.m{n}_"
         long = version > 1 and (n == 0 or rng.random() < 0.3)
         name += _text(rng, NAME_TEXT, 64 - len(name), 200) if long else \
@@ -229,7 +234,6 @@ def test_pmda_exports_what_the_kit_reads(referee: Referee, seed: int) -> None:
 def check_pmda(kit: dict[str, MmvFile], obs: Observation, nan_rule: bool) -> None:
     view = obs.pmda
     exported = [(f, e) for f in FILES for e in mm.exported_metrics(kit[f], f)]
-    assert len(exported) == sum(len(kit[f].metrics) for f in FILES)   # items are distinct
     assert sorted(n for n in view.names if not n.startswith("mmv.control.")) == \
         sorted(e.name for _, e in exported)
     for f, e in exported:
@@ -330,6 +334,9 @@ def test_contents_reach_every_rule() -> None:
             mmv = draw_file(rng, f, c, now_us)
             sentinel = bool(mmv.flags & mm.FLAG_SENTINEL)
             seen |= {f"flags {mmv.flags}"}
+            items = [m.item for m in mmv.metrics]
+            seen |= {"repeated item"} if len(set(items)) < len(items) else set()
+            seen |= {"item past 1023"} if max(items) > 1023 else set()
             for m in mmv.metrics:
                 seen.add(f"type {m.type}")
                 seen |= {"long name"} if len(m.name) >= 64 else set()
@@ -347,7 +354,8 @@ def test_contents_reach_every_rule() -> None:
                         seen.add("open interval")
     wanted = {f"type {t}" for t in PMDA_TYPES} | {f"flags {f}" for f in range(0, 6) if f & 2 == 0}
     wanted |= {f"{case} sentinel={s}" for case in ("all-ff", "32-bit all-ff", "nan", "empty string")
-               for s in (True, False)} | {"long name", "open interval"}
+               for s in (True, False)} | {"long name", "open interval", "repeated item",
+                                          "item past 1023"}
     assert wanted <= seen, wanted - seen
 
 
