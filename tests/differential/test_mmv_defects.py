@@ -36,6 +36,8 @@ from pcpconform.mmv.schema import HEADER_SIZE, TOC_INSTANCES, TOC_SIZE, TOC_VALU
 from tests.differential.libpcp.mmv_pmda import Observation, observe
 from tests.differential.libpcp.referees import Referee
 
+pytestmark = [pytest.mark.libpcp]
+
 CLUSTER = 9
 SERIAL = 5
 PAGE = 4096

@@ -29,6 +29,8 @@ from pcpconform.mmv import model as mm
 from tests.differential.libpcp.mmv_pmda import DumpView, Observation, PmdaDesc, observe
 from tests.differential.libpcp.referees import Referee
 
+pytestmark = [pytest.mark.libpcp]
+
 SEEDS = (1, 2, 3, 4)
 FILES = ("v1", "v2", "v3")                 # file name = the version it is written in
 PMDA_TYPES = {mm.TYPE_I32: "32-bit int", mm.TYPE_U32: "32-bit unsigned int",
