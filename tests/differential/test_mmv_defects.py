@@ -2,10 +2,10 @@
 
 Each file is laid out by the kit's writer, then one field is edited at a precise offset:
 
-* **unchecked v2 instance name** (reference note 1.8 item 2; MMV-IMPL-INSTANCE-CRASH): the
+* **unchecked v2 instance name** (MMV-IMPL-INSTANCE-CRASH): the
   first instance's ``external`` string offset set to 2**40. The PMDA follows it without a
   bounds check when it answers an instance request;
-* **string read past the end** (item 1; MMV-IMPL-STRING-OOB): a STRING value's ``extra``
+* **string read past the end** (MMV-IMPL-STRING-OOB): a STRING value's ``extra``
   set to 8 bytes before the end of the file, whose last 8 bytes are "AAAAAAAA". The PMDA
   checks ``offset + sizeof(MMV_STRINGMAX)`` (4, the size of an int constant) instead of
   ``offset + 256`` against the size, then copies 256 bytes. When the file ends mid-page
@@ -15,7 +15,7 @@ Each file is laid out by the kit's writer, then one field is edited at a precise
 What each referee does was measured and is kept below as data (EXPECTED); the kit's reader
 rejects both files, naming the edited field, and so does the validator.
 
-A third, in a well-formed file (item 7; MMV-IMPL-INDOM-HELP): PCP 7 serves indom help
+A third, in a well-formed file (MMV-IMPL-INDOM-HELP): PCP 7 serves indom help
 text, but under the InDom 70.<raw serial> instead of the one it exports (INDOM_HELP).
 """
 
@@ -149,7 +149,7 @@ def test_the_unedited_file_is_good(referee: Referee) -> None:
     assert obs.dumps["good"].run.status == 0
 
 
-# -- item 2: the unchecked instance name offset ----------------------------------------------
+# -- the unchecked instance name offset -----------------------------------------------------
 def test_instance_name_offset_crashes_the_pmda(referee: Referee, tmp_path: Path) -> None:
     data, at = instance_name_file()
     assert_kit_rejects(data, at, "indoms[0].instances[0].external", tmp_path)
@@ -168,7 +168,7 @@ def test_instance_name_offset_crashes_the_pmda(referee: Referee, tmp_path: Path)
     assert dump.run.status == status and message in dump.run.output, dump.run.output
 
 
-# -- item 1: the string slot that runs past the end ------------------------------------------
+# -- the string slot that runs past the end -------------------------------------------------
 @pytest.mark.parametrize("page_end", [False, True], ids=["mid-page", "page-end"])
 def test_string_slot_past_the_end_is_read(referee: Referee, tmp_path: Path,
                                           page_end: bool) -> None:
@@ -217,7 +217,7 @@ def test_reader_takes_value_entries_in_any_order() -> None:
     assert info.value.location.offset == values + VALUE_SIZE + 24
 
 
-# -- reference note 1.8 item 7: indom help text -----------------------------------------------
+# -- indom help text -------------------------------------------------------------------------
 #: measured: (one-line, help) for "text indom" of the InDom the PMDA exports, and of
 #: 70.<the file's raw serial>; None where dbpmda printed an error
 INDOM_HELP: dict[str, dict[str, tuple[str | None, str | None]]] = {

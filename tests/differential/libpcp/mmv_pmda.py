@@ -2,15 +2,16 @@
 
 ``observe`` places the files in a private ``PCP_TMP_DIR/mmv`` (under ``ROOT/tmp`` for a
 chroot), then runs, in one shell under the referee: ``dbpmda`` with the PMDA as a DSO and no
-pmcd (``open dso pmda_mmv.so mmv_init 70``; reference note section 1.9), answering the
-requests given (``traverse mmv``, ``desc``, ``instance``, ``fetch``, ``text``), and ``mmvdump`` on
-each file. Both outputs are parsed into Python values. A tool killed by a signal or by the
-time limit is a result (``ToolRun.crashed`` / ``timed_out``), never an exception: crashing
-on a file is what some tests measure.
+pmcd (``open dso pmda_mmv.so mmv_init 70``), answering the requests given (``traverse
+mmv``, ``desc``, ``instance``, ``fetch``, ``text``), and ``mmvdump`` on each file. Both
+outputs are parsed into Python values. A tool killed by a signal or by the time limit is a
+result (``ToolRun.crashed`` / ``timed_out``), never an exception: crashing on a file is
+what some tests measure.
 
-dbpmda prints what libpcp's pmPrintValue prints: 32-bit values in place as ``%u 0x%x`` (the
-word, whatever the type), 64-bit integers as ``%lld``/``%llu``, floats ``%.8g``, doubles
-``%.16g``, strings in double quotes; mmvdump prints ``%f`` for floats and doubles.
+dbpmda prints what libpcp's pmPrintValue prints: a 32-bit value in place as its word with
+``%u``, as a float with ``%.8g`` unless that is a NaN, and with ``0x%x``; 64-bit integers
+as ``%lld``/``%llu``, floats ``%.8g``, doubles ``%.16g``, strings in double quotes.
+mmvdump prints ``%f`` for floats and doubles.
 """
 
 from __future__ import annotations
