@@ -171,6 +171,16 @@ def _merge_values(kit_vsets: list[dict[str, Any]], vsets: list[dict[str, Any]]) 
     return vsets
 
 
+def _delta(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A v3 delta record as libpcp's two full instance lists imply it (pmGetInDom answers with
+    the domain after the delta, IMPL-READ-3): instances new or renamed, then those gone
+    (name null, FMT-INDOM-8)."""
+    old = {i["inst"]: i["name"] for i in before}
+    new = {i["inst"]: i["name"] for i in now}
+    return ([{"inst": i, "name": n} for i, n in new.items() if i not in old or old[i] != n]
+            + [{"inst": i, "name": None} for i in old if i not in new])
+
+
 def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The dump lines: each skeleton line with the members of :data:`FROM_LIBPCP` taken from
     libpcp's answer; skeleton lines libpcp did not return are left out, descriptors and
@@ -181,6 +191,7 @@ def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, 
     used: set[tuple[Any, ...]] = set()
     out: list[dict[str, Any]] = []
     nresult = 0
+    prev: dict[str, list[dict[str, Any]]] = {}       # indom -> libpcp's instances at its last record
     for kit in skeleton:
         obj = dict(kit)
         kind = obj["kind"]
@@ -196,6 +207,11 @@ def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, 
             if got is None or "error" in got:
                 continue
             used.add(key)  # type: ignore[arg-type]
+            if kind == "indom":
+                full, last = got["instances"], prev.get(obj["indom"])
+                prev[obj["indom"]] = full
+                if obj.get("delta") and last is not None:
+                    got = dict(got, instances=_delta(last, full))
             for member in FROM_LIBPCP[kind]:
                 if member in ("names", "instances") and _same_set(obj[member], got[member]):
                     continue
@@ -208,7 +224,9 @@ def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, 
             obj["timestamp"], obj["mark"] = got["timestamp"], got["mark"]
             obj["vsets"] = _merge_values(obj["vsets"], got["vsets"])
         out.append(obj)
-    extra_descs = [o for o in libpcp if o["kind"] == "desc" and _key(o) not in used]
+    # libpcp defines event.flags and event.missed itself in every context (IMPL-READ-4)
+    extra_descs = [o for o in libpcp if o["kind"] == "desc" and _key(o) not in used
+                   and o["names"] not in (["event.flags"], ["event.missed"])]
     if extra_descs:
         at = max((i + 1 for i, o in enumerate(out) if o.get("file") == "meta"), default=len(out))
         out[at:at] = extra_descs

@@ -123,6 +123,16 @@ def as_text(t: str | bytes) -> bytes:
     return t if isinstance(t, bytes) else t.encode("utf-8", "surrogateescape")
 
 
+def label_text(lab: Any, name: str) -> bytes:
+    """A label's text field as bytes: the C field itself where the bindings keep it as a
+    char array, since their get_hostname() and the like decode it as UTF-8 and fail on
+    other bytes."""
+    raw = getattr(lab, name, None)
+    if isinstance(raw, bytes):
+        return raw
+    return as_text(getattr(lab, "get_" + name)() or b"")
+
+
 class Reader:
 
     def __init__(self, base: str, queries: dict[str, Any]) -> None:
@@ -139,11 +149,9 @@ class Reader:
         lab = get()
         obj = {"kind": "label", "version": lab.magic & 0xff, "magic": f"0x{lab.magic:08x}",
                "pid": lab.pid_t, "start": stamp(lab.start),
-               "hostname": escape(as_text(lab.get_hostname())),
-               "timezone": escape(as_text(lab.get_timezone()))}
-        zoneinfo = getattr(lab, "get_zoneinfo", None)
-        if zoneinfo is not None:
-            obj["zoneinfo"] = escape(as_text(zoneinfo() or b""))
+               "hostname": escape(label_text(lab, "hostname")), "timezone": escape(label_text(lab, "timezone"))}
+        if hasattr(lab, "get_zoneinfo"):
+            obj["zoneinfo"] = escape(label_text(lab, "zoneinfo"))
         self.emit(obj)
 
     def desc(self, pmid: int) -> Any:
@@ -160,15 +168,15 @@ class Reader:
         self.ctx.pmTraversePMNS("", lambda name: names.append(name))
         pmids = self.ctx.pmLookupName(names, relaxed=1) if names else []
         for pmid in sorted(set(pmids)):
-            if pmid == c_api.PM_ID_NULL or (pmid >> 22) & 0x1ff == 511:
-                continue        # unresolved, or libpcp's own derived event.* metrics
+            if pmid == c_api.PM_ID_NULL:
+                continue
             desc = self.desc(pmid)
             if desc is None:
                 continue
             d = desc.contents
             try:
                 all_names = [escape(as_text(n)) for n in self.ctx.pmNameAll(pmid)]
-            except pmapi.pmErr:
+            except (pmapi.pmErr, UnicodeDecodeError):
                 all_names = []
             self.emit({"kind": "desc", "pmid": pmid_str(pmid), "type": TYPE_TOKENS.get(d.type, f"type-{d.type}"),
                        "indom": indom_str(d.indom), "sem": SEM_TOKENS.get(d.sem, f"sem-{d.sem}"),
@@ -185,7 +193,7 @@ class Reader:
                 set_mode(c_api.PM_MODE_FORW, when, zero)
                 insts, names = self.ctx.pmGetInDom(indom=parse_indom(indom))
                 obj["instances"] = [{"inst": i, "name": escape(as_text(n))} for i, n in zip(insts or [], names or [])]
-            except pmapi.pmErr as exc:
+            except (pmapi.pmErr, UnicodeDecodeError) as exc:   # the bindings decode names as UTF-8
                 obj["error"] = str(exc)
             self.emit(obj)
 
@@ -205,7 +213,7 @@ class Reader:
                     text = self.ctx.pmLookupInDomText(desc, kinds[klass])
                 # libpcp hands the text over without its NUL; the record stores one
                 obj["text"] = escape(as_text(text) + b"\0")
-            except (pmapi.pmErr, LookupError) as exc:
+            except (pmapi.pmErr, LookupError, UnicodeDecodeError) as exc:
                 obj["error"] = str(exc)
             self.emit(obj)
 
@@ -285,7 +293,7 @@ def reader(base: str, queries_path: str) -> int:
         queries = json.load(f)
     try:
         Reader(base, queries).run()
-    except pmapi.pmErr as exc:
+    except (pmapi.pmErr, UnicodeDecodeError) as exc:
         sys.stdout.flush()
         sys.stderr.write(f"libpcp: {exc}\n")
         return 1

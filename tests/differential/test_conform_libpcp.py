@@ -1,0 +1,84 @@
+"""The libpcp adapters (pcpconform/conform/adapters/) under each reference libpcp: a handful
+of corpus cases per suite get the verdicts the committed matrix (docs/conformance-matrix.json)
+records for that libpcp, crashes included; and the reader really answers with libpcp's values.
+
+The whole matrix takes minutes (``python -m pcpconform.conform.matrix``); these cases are
+chosen to cover each kind of cell: a pass, a failure explained by each of a few deviations,
+a crash in one version only, and the golden archives of the reader suite.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from pcpconform.conform.adapters import BUILTIN
+from pcpconform.conform.adapters.libpcp import merge_reader
+from pcpconform.conform.runner import run_conformance
+from pcpconform.dump.jsonl import jsonl_records
+from pcpconform.io.archive import Archive
+from tests.differential.libpcp.referees import Referee
+
+pytestmark = [pytest.mark.libpcp]
+
+ROOT = Path(__file__).resolve().parents[2]
+MATRIX = json.loads((ROOT / "docs/conformance-matrix.json").read_text(encoding="utf-8"))
+#: referee name -> built-in adapter name
+ADAPTER = {"pcp-6.0.3": "libpcp-6.0.3", "pcp-6.3": "libpcp-6.3", "pcp-7": "libpcp-7"}
+SUBSET = {
+    "validator": ["example-v3", "desc-sem-v2", "desc-name-v3", "event-structure-v2", "indom-length-v2",
+                  "label-features-v3", "file-missing-index-v2"],
+    "reader": ["example-v2", "events-v3"],
+}
+
+
+def _recorded(adapter: str, suite: str, name: str) -> str:
+    for row in MATRIX["rows"]:
+        if row["suite"] == suite and row["name"] == name:
+            return str(row["cells"][adapter]["verdict"])
+    raise KeyError(f"{suite} {name} is not in docs/conformance-matrix.json")
+
+
+def test_the_subset_covers_more_than_passes() -> None:
+    verdicts = {_recorded(a, s, n) for a in ADAPTER.values() for s, names in SUBSET.items() for n in names}
+    assert {"pass", "fail", "crash"} <= verdicts
+
+
+@pytest.mark.parametrize("suite", list(SUBSET))
+def test_adapter_gets_the_recorded_verdicts(referee: Referee, suite: str) -> None:
+    adapter = BUILTIN[ADAPTER[referee.name]]
+    assert adapter.available(), f"{adapter.name} is not usable although {referee.name} is installed"
+    report = run_conformance(ROOT / "corpus", adapter.command, suites=[suite], globs=SUBSET[suite],
+                             jobs=2, timeout=60)
+    assert report.capabilities.version.startswith(referee.version_prefix)
+    got = {r.case: r.verdict.value for r in report.results}
+    want = {n: _recorded(adapter.name, suite, n) for n in SUBSET[suite]}
+    assert got == want, {n: (want[n], got.get(n)) for n in want if got.get(n) != want[n]}
+
+
+def test_reader_answers_with_libpcps_values() -> None:
+    """A planted difference in what libpcp answers shows in the dump: the reader takes the
+    values, names, instances and texts from libpcp, not from the kit's skeleton."""
+    skeleton = list(jsonl_records(Archive(ROOT / "corpus/cases/valid/example-v3/a")))
+    answer = [{"kind": "label", "version": 3, "hostname": "elsewhere"},
+              {"kind": "desc", "pmid": "60.0.4", "type": "u32", "indom": "60.1", "sem": "counter",
+               "units": skeleton[1]["units"], "names": ["disk.dev.read_bytes"]}]
+    answer += [{"kind": "result", **{k: copy.deepcopy(o[k]) for k in ("timestamp", "mark", "vsets")}}
+               for o in skeleton if o["kind"] == "result"]
+    answer[2]["vsets"][0]["values"][0]["value"] = "999"
+    merged = merge_reader(skeleton, answer)
+    assert merged[0]["hostname"] == "elsewhere"
+    desc = next(o for o in merged if o["kind"] == "desc")
+    assert desc["type"] == "u32"
+    first = next(o for o in merged if o["kind"] == "result")
+    assert first["vsets"][0]["values"][0]["value"] == "999"
+    # what libpcp did not return is left out: here every other desc, every indom and text
+    assert sum(o["kind"] == "desc" for o in merged) == 1
+    assert not any(o["kind"] in ("indom", "text") for o in merged)
+    # and a result only libpcp returned is added at the end
+    extra = merge_reader(skeleton, [*answer, {"kind": "result", "timestamp": {"sec": 1, "nsec": 0},
+                                              "mark": True, "vsets": []}])
+    assert extra[-1]["timestamp"] == {"sec": 1, "nsec": 0} and len(extra) == len(merged) + 1
