@@ -74,6 +74,8 @@ class MmvContext:
         self.toc_end = 0            # end of the header and the TOC
         self.structs: MmvStructs | None = None
         self.sections: dict[int, Section] = {}
+        self.extra_sections: list[Section] = []   # repeats of sections the PMDA ignores
+        self.misplaced: set[int] = set()   # TOC indices of sections reported as misplaced
         self.indoms: list[IndomFact] = []
         self.instance_at: dict[int, tuple[int, int]] = {}   # offset -> (serial, internal)
         self.metrics: list[MetricFact] = []

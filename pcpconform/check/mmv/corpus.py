@@ -220,6 +220,12 @@ def _last_section_grows(data: bytearray, lay: Layout) -> None:
     struct.pack_into("<i", data, lay.toc_entry(kind) + 4, lay.toc[kind][1] + 1)
 
 
+def _drop_values(data: bytearray, lay: Layout) -> None:
+    at = lay.toc_entry(TOC_VALUES)
+    data[at:at + TOC_SIZE] = data[at + TOC_SIZE:at + 2 * TOC_SIZE]
+    struct.pack_into("<i", data, 24, len(lay.toc) - 1)
+
+
 def _string_slot_at_end(data: bytearray, lay: Layout) -> None:
     # reference defect 1: the PMDA's check (offset + 4 <= size) passes, 256 bytes are copied
     struct.pack_into("<q", data, lay.value(1) + 8, len(data) - 8)
@@ -267,9 +273,8 @@ FAULTS: tuple[MmvFault, ...] = (
              ("mmv.toc-crosscheck",)),
     MmvFault("toc-limit", "256 labels, one more than the PMDA reads",
              lambda data, lay: None, ("mmv.toc-limit",), versions=(3,), labels=256),
-    MmvFault("toc-missing", "the values TOC entry says instances",
-             _at(lambda lay: lay.toc_entry(TOC_VALUES), "<i", TOC_INSTANCES), (),
-             ("mmv.toc-missing", "mmv.toc-crosscheck"), versions=(1,)),
+    MmvFault("toc-missing", "the values TOC entry is dropped (the strings entry moves up)",
+             _drop_values, (), ("mmv.toc-missing",), versions=(1,)),
     MmvFault("toc-empty", "the strings TOC count is 0",
              _at(lambda lay: lay.toc_entry(TOC_STRINGS) + 4, "<i", 0), (),
              ("mmv.toc-empty", "mmv.toc-crosscheck")),

@@ -17,7 +17,7 @@ from typing import Any
 from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, Report
 from pcpconform.check.mmv.context import MmvContext
 from pcpconform.check.mmv.header import check_header, check_toc
-from pcpconform.check.mmv.indoms import check_indoms
+from pcpconform.check.mmv.indoms import check_indoms, check_instance_sections
 from pcpconform.check.mmv.labels import check_labels
 from pcpconform.check.mmv.metrics import check_metrics
 from pcpconform.check.mmv.values import check_string_section, check_values
@@ -83,6 +83,7 @@ def _run(ctx: MmvContext) -> None:
         return
     check_toc(ctx, (ctx.toc_end - HEADER_SIZE) // 16)
     check_indoms(ctx)
+    check_instance_sections(ctx)
     check_metrics(ctx)
     check_values(ctx)
     check_labels(ctx)

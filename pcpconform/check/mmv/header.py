@@ -112,7 +112,14 @@ def check_toc(ctx: MmvContext, tocs: int) -> None:
             first = ctx.sections[e.type].toc
             if e.type in IGNORED_BY_PMDA:
                 ctx.add("mmv.toc-crosscheck", f"a second {name} section (the first is toc[{first}];"
-                        " the PMDA reads neither)", record=t, offset=where, field=f + ".type")
+                        " the PMDA reads neither, mmvdump both)", record=t, offset=where,
+                        field=f + ".type")
+                extra = Section(t, e.type, max(e.count, 0), e.offset, s.sizes[e.type])
+                if extra.end > ctx.size:
+                    ctx.add("mmv.toc-bounds", f"{name} section ({extra.count} x {extra.entry_size}"
+                            f" bytes at {e.offset}) runs past the end of the file ({ctx.size}"
+                            " bytes)", record=t, offset=where + 8, field=f + ".offset")
+                ctx.extra_sections.append(extra)
             else:
                 ctx.add("mmv.toc-duplicate", f"a second {name} section (the first is toc[{first}];"
                         " the PMDA keeps the last)", record=t, offset=where, field=f + ".type")
@@ -140,6 +147,7 @@ def check_toc(ctx: MmvContext, tocs: int) -> None:
                     f" {e.offset}) runs past the end of the file ({ctx.size} bytes)", record=t,
                     offset=where + 8, field=f + ".offset")
         if count and e.offset < ctx.toc_end:
+            ctx.misplaced.add(t)
             ctx.add("mmv.toc-overlap", f"{name} section at {e.offset} starts inside the header"
                     f" or TOC (which end at {ctx.toc_end})", record=t, offset=where + 8,
                     field=f + ".offset")
@@ -158,6 +166,7 @@ def _overlaps(ctx: MmvContext, spans: list[tuple[int, int, int]]) -> None:
     reach, owner = -1, -1
     for start, end, t in spans:
         if start < reach:
+            ctx.misplaced |= {t, owner}
             ctx.add("mmv.toc-overlap", f"the section of toc[{t}] at {start} overlaps the section"
                     f" of toc[{owner}] (which ends at {reach})", record=t,
                     offset=HEADER_SIZE + TOC_SIZE * t + 8, field=f"toc[{t}].offset")

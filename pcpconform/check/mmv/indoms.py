@@ -10,7 +10,7 @@ from __future__ import annotations
 from pcpconform.check.mmv.context import IndomFact, MmvContext
 from pcpconform.mmv.schema import INDOM_SIZE, MMV_NAMEMAX, TOC_INDOMS, TOC_INSTANCES
 
-__all__ = ["check_indoms", "pmda_indom", "MAX_SERIAL"]
+__all__ = ["check_indoms", "check_instance_sections", "pmda_indom", "MAX_SERIAL"]
 
 MAX_SERIAL = (1 << 22) - 1
 
@@ -130,3 +130,29 @@ def _name(ctx: MmvContext, external: bytes | int, at: int, fi: str, record: int)
         return None
     return ctx.slot(external, code="mmv.instance-name-offset", nul_code="mmv.name-nul",
                     fld=fi + ".external", record=record, where=at + 16)
+
+
+def check_instance_sections(ctx: MmvContext) -> None:
+    """The entries of the instances section(s) no indom reaches, as mmvdump reads them: it
+    fails on an indom back-pointer or (v2/v3) a name offset outside the file."""
+    assert ctx.structs is not None
+    s = ctx.structs
+    first = ctx.sections.get(TOC_INSTANCES)
+    sections = ([first] if first else []) + [x for x in ctx.extra_sections if x.type == TOC_INSTANCES]
+    for sect in sections:
+        if sect.toc in ctx.misplaced:
+            continue        # its entries are another section's bytes: reported once
+        for k in range(sect.fitting(ctx.size)):
+            at = sect.offset + s.instance_size * k
+            if at in ctx.instance_at:
+                continue
+            f = f"toc[{sect.toc}].instances[{k}]"
+            i = ctx.parse(s.instance, at, s.instance_size)
+            if i.indom + INDOM_SIZE > ctx.size:
+                ctx.add("mmv.instance-indom-bounds", f"indom back-pointer {i.indom} of an entry no"
+                        " indom reaches lies outside the file: mmvdump fails", record=k,
+                        offset=at, field=f + ".indom")
+            elif isinstance(i.external, int) and (i.external == 0 or i.external + 256 > ctx.size):
+                ctx.add("mmv.instance-name-offset", f"name offset {i.external} of an entry no indom"
+                        " reaches is not a slot inside the file: mmvdump fails", record=k,
+                        offset=at + 16, field=f + ".external")
