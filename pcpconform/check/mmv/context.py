@@ -102,8 +102,7 @@ class MmvContext:
         if offset == 0 and optional:
             return None
         if offset < self.toc_end or offset + STRING_SIZE > self.size:
-            what = "0" if offset == 0 else f"{offset}"
-            self.add(code, f"string offset {what} is not a 256-byte slot after the TOC and inside"
+            self.add(code, f"string offset {offset} is not a 256-byte slot after the TOC and inside"
                      f" the file ({self.size} bytes)", record=record, offset=where, field=fld)
             return None
         self.slots.append((offset, fld, record, where))
