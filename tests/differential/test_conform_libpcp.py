@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 from pathlib import Path
 
 import pytest
 
 from pcpconform.conform.adapters import BUILTIN
-from pcpconform.conform.adapters.libpcp import merge_reader
+from pcpconform.conform.adapters.libpcp import LibpcpTarget, merge_reader
 from pcpconform.conform.runner import run_conformance
 from pcpconform.dump.jsonl import jsonl_records
 from pcpconform.io.archive import Archive
@@ -82,3 +83,13 @@ def test_reader_answers_with_libpcps_values() -> None:
     extra = merge_reader(skeleton, [*answer, {"kind": "result", "timestamp": {"sec": 1, "nsec": 0},
                                               "mark": True, "vsets": []}])
     assert extra[-1]["timestamp"] == {"sec": 1, "nsec": 0} and len(extra) == len(merged) + 1
+
+
+def test_registry_names_and_commands() -> None:
+    """The four built-in implementations, each an argv run without a shell; a libpcp whose
+    chroot is not there is not available (and is not probed by running anything)."""
+    assert list(BUILTIN) == ["pcpconform", "libpcp-6.0.3", "libpcp-6.3", "libpcp-7"]
+    for adapter in BUILTIN.values():
+        argv = shlex.split(adapter.command)
+        assert argv == list(adapter.argv) and Path(argv[0]).is_absolute()
+    assert not LibpcpTarget("libpcp-9", Path("/nonexistent/chroot"), "9.").available()

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,8 @@ class LibpcpTarget:
         argv = [self.python, "-E", "-s", str(SCRIPT), *args]
         if self.root is None:
             return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-        host_dir = Path(tempfile.mkdtemp(prefix="pcpconform-adapter-", dir=self.root / "tmp"))
+        _remove_stale(self.root / "tmp")
+        host_dir = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=self.root / "tmp"))
         inner = "/tmp/" + host_dir.name
         try:
             os.chmod(host_dir, 0o755)
@@ -91,6 +93,20 @@ class LibpcpTarget:
             return subprocess.run(chroot_argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
         finally:
             shutil.rmtree(host_dir, ignore_errors=True)
+
+
+_PREFIX = "pcpconform-adapter-"
+#: a private chroot directory older than this was left by a run killed at its timeout
+_STALE_SECONDS = 3600
+
+
+def _remove_stale(tmp: Path) -> None:
+    """Remove the private directories of runs the runner killed (SIGKILL leaves no time to)."""
+    now = time.time()
+    for d in tmp.glob(_PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if now - d.stat().st_mtime > _STALE_SECONDS:
+                shutil.rmtree(d, ignore_errors=True)
 
 
 @functools.cache
@@ -280,13 +296,20 @@ def main(argv: Sequence[str]) -> int:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
     target, rest = TARGETS[argv[1]], list(argv[2:])
-    if rest == ["--capabilities"]:
-        return _capabilities(target)
-    if len(rest) == 2 and rest[0] == "validator":
-        base = Path(rest[1]).absolute()
-        return _pass_on(target.run_script(["validator", str(base)], archive_files(base)))
-    if len(rest) == 2 and rest[0] == "reader":
-        return _reader(target, Path(rest[1]).absolute())
+    try:
+        if rest == ["--capabilities"]:
+            return _capabilities(target)
+        if len(rest) == 2 and rest[0] == "validator":
+            base = Path(rest[1]).absolute()
+            return _pass_on(target.run_script(["validator", str(base)], archive_files(base)))
+        if len(rest) == 2 and rest[0] == "reader":
+            return _reader(target, Path(rest[1]).absolute())
+    except OSError as exc:          # the PCP, its chroot or the archive's directory is not there
+        print(f"{target.name}: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
+        return 2
+    except ValueError as exc:       # the script's answer is not JSON Lines
+        print(f"{target.name}: {exc}", file=sys.stderr)
+        return 2
     print(usage, file=sys.stderr)
     return 2
 

@@ -297,6 +297,10 @@ def reader(base: str, queries_path: str) -> int:
         sys.stdout.flush()
         sys.stderr.write(f"libpcp: {exc}\n")
         return 1
+    except Exception as exc:  # the bindings raise what they like: one line, no traceback
+        sys.stdout.flush()
+        sys.stderr.write(f"PCP's Python bindings: {type(exc).__name__}: {exc}\n")
+        return 1
     return 0
 
 
