@@ -22,7 +22,7 @@ from typing import Any
 from pcpconform.check.corpus import CASES, build_corpus
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.conform.casefile import BASE, DUMP, Files, Made, case_data, case_json, dir_files, dump_bytes, finish
-from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, source_cases
+from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, quirk_cases, source_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
 from pcpconform.conform.plans import attach_expectations
 from pcpconform.version import __version__
@@ -104,7 +104,8 @@ def make_cases(corpus: str | Path) -> list[Made]:
     root = Path(corpus)
     with tempfile.TemporaryDirectory(prefix="pcpconform-conform-") as name:
         tmp = Path(name)
-        valid = fixture_cases(root, tmp) + compressed_cases(root, tmp) + source_cases(root)
+        valid = (fixture_cases(root, tmp) + compressed_cases(root, tmp) + source_cases(root)
+                 + quirk_cases(tmp))
         attach_expectations(root, valid, _materialise(valid, tmp))
         invalid = _invalid(tmp) + _mmv(tmp)
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break

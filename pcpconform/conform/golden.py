@@ -40,7 +40,7 @@ from pcpconform.fixtures.generate import generate_archive
 from pcpconform.version import __version__
 
 __all__ = ["FIXTURES", "SOURCES", "SOURCE_FILE", "fixture_cases", "compressed_cases", "source_cases",
-           "mmv_cases", "expected_verdict"]
+           "mmv_cases", "quirk_cases", "expected_verdict"]
 
 FIXTURES = "fixtures"
 SOURCES = "sources"
@@ -218,4 +218,24 @@ def mmv_cases(spec_clauses: list[str]) -> list[Made]:
                     "expected": {"verdict": verdict, "error_codes": errors, "warning_codes": others,
                                  "dump": None}}
             out.append(Made(data, {MMV_FILE: content}))
+    return out
+
+
+def quirk_cases(tmp: Path) -> list[Made]:
+    """The readable but odd archives of the one-fault builder's QUIRKS registry, as valid
+    cases whose verdict is the validator's warnings."""
+    module: Any = importlib.import_module("pcpconform.check.corpus")
+    out = []
+    for q in getattr(module, "QUIRKS", ()):
+        for version in q.versions:
+            cid = f"quirk-{q.name}-v{version}"
+            where = tmp / cid
+            module.build_quirk(q, version, where / BASE)
+            for hidden in where.glob(".*"):
+                hidden.unlink()
+            origin = {"writer": "pcpconform.check.corpus (quirks)", "version": __version__,
+                      "source": f"pcpconform/fixtures/bundled/{q.source}.yaml"}
+            out.append(_archive_case(cid, f"quirk: {q.title}", where, origin,
+                                     tags=["quirk", "origin:pcpconform", f"fixture:{q.source}"],
+                                     clauses=list(q.clauses)))
     return out
