@@ -30,6 +30,8 @@ from pcpconform.check.rules import Severity
 from tests.differential.libpcp.mmv_pmda import PmdaDesc, observe
 from tests.differential.libpcp.referees import Referee
 
+pytestmark = [pytest.mark.libpcp]
+
 MMVDUMP = "/var/lib/pcp/pmdas/mmv/mmvdump"
 _RUN = ('cd "$1"; for f in *.mmv; do timeout -k 5 30 ' + MMVDUMP
         + ' "$f" > "$f.out" 2>&1; echo $? > "$f.rc"; done')
