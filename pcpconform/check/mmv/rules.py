@@ -35,7 +35,7 @@ MMV_TABLE: list[tuple[str, str, str, str]] = [
     ("mmv.toc-overlap", _E, "MMV-CHK-TOC-2", "a section overlaps the header, the TOC or another section"),
     ("mmv.toc-limit", _E, "MMV-CHK-TOC-3", "a section count beyond the PMDA's limit (it skips the section)"),
     ("mmv.toc-missing", _W, "MMV-CHK-TOC-4", "no metrics or no values section"),
-    ("mmv.toc-empty", _W, "MMV-CHK-TOC-4", "a section of count 0 (6.0.3 mmvdump says Bad TOC)"),
+    ("mmv.toc-empty", _W, "MMV-CHK-TOC-4", "a section of count 0 (mmvdump says Bad TOC)"),
     ("mmv.toc-crosscheck", _W, "MMV-CHK-TOC-4",
      "the instances or strings section disagrees with the entries that are reached"),
     # instance domains and instances
