@@ -52,11 +52,14 @@ class Capabilities:
     profiles: tuple[str, ...] = ()
     #: it also speaks the persistent form (CONF-PERSIST-1)
     persistent: bool = False
+    #: case tags (record kinds, value types, compressions of corpus/README.md) it does not handle
+    unsupported: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "suites": list(self.suites),
                 "archive_versions": list(self.archive_versions), "options": list(self.options),
-                "rules": list(self.rules), "profiles": list(self.profiles), "persistent": self.persistent}
+                "rules": list(self.rules), "profiles": list(self.profiles), "persistent": self.persistent,
+                "unsupported": list(self.unsupported)}
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def capabilities_from(data: dict[str, Any], what: str = "--capabilities") -> Cap
     if not (isinstance(versions, list) and all(type(v) is int for v in versions)):
         raise ProtocolViolation(f"{what}: 'archive_versions' must be a list of integers")
     lists = {}
-    for key in ("options", "rules", "profiles"):
+    for key in ("options", "rules", "profiles", "unsupported"):
         lists[key] = data.get(key, [])
         if not _strings(lists[key]):
             raise ProtocolViolation(f"{what}: {key!r} must be a list of strings")
@@ -163,7 +166,8 @@ def capabilities_from(data: dict[str, Any], what: str = "--capabilities") -> Cap
     if not isinstance(persistent, bool):
         raise ProtocolViolation(f"{what}: 'persistent' must be true or false")
     return Capabilities(data["name"], data["version"], tuple(suites or ()), tuple(versions or ()),
-                        tuple(lists["options"]), tuple(lists["rules"]), tuple(lists["profiles"]), persistent)
+                        tuple(lists["options"]), tuple(lists["rules"]), tuple(lists["profiles"]), persistent,
+                        tuple(lists["unsupported"]))
 
 
 def parse_capabilities(stdout: bytes) -> Capabilities:

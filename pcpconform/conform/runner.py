@@ -175,6 +175,9 @@ def skip_reason(unit: Unit | Case, suite: str | None, caps: Capabilities) -> str
     missing = [v for v in case.data["archive_versions"] if v not in caps.archive_versions]
     if missing:
         return f"the implementation does not read archive version {', '.join(map(str, missing))}"
+    tags = [t for t in case.data.get("tags", ()) if t in caps.unsupported]
+    if tags:
+        return f"the implementation does not handle {', '.join(tags)}"
     options = [o for o in case.data.get("check_options", {}) if o not in caps.options]
     if suite == "validator" and options:
         return f"the implementation does not take the option {', '.join(options)}"

@@ -138,3 +138,15 @@ def test_the_template_adapter_speaks_both_forms(capsys: pytest.CaptureFixture[st
         assert status == 0 and report["run_info"]["form"] == form.lstrip("-")
         assert report["summary"]["validator"]["pass"] == 2 and report["summary"]["reader"]["pass"] == 1
         assert report["summary"]["writer"]["skip"] == 1      # the template offers no writer suite
+
+
+def test_unsupported_tags_and_versions_from_the_handshake_are_skipped(tmp_path: Path) -> None:
+    impl, _ = _adapter(tmp_path, "")
+    script = Path(impl.split()[-1])
+    script.write_text(script.read_text().replace('"archive_versions": [2, 3],',
+                                                 '"archive_versions": [2], "unsupported": ["fixture:example"],'))
+    got = _run(impl)
+    for result in got.values():
+        assert result.verdict == Verdict.SKIP                                           # type: ignore[attr-defined]
+    assert "does not read archive version 3" in got["example-v3"].detail              # type: ignore[attr-defined]
+    assert "does not handle fixture:example" in got["example-v2"].detail              # type: ignore[attr-defined]
