@@ -24,6 +24,7 @@ from pcpconform.conform.expected import (
 from pcpconform.conform.manifest import ManifestError
 from pcpconform.format.pmtypes import PmSem, PmType
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.derive.state import DEVIATIONS as DERIVE_DEVIATIONS
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 
 __all__ = ["PLANS", "DERIVE_DIR", "load_plans", "attach_expectations"]
@@ -40,7 +41,6 @@ _REASONS = {"no prior": "INTERP-EXIST-1", "no next": "INTERP-EXIST-1", "mark": "
 _DERIVE_ALWAYS = ("DERIVE-VER-1", "DERIVE-VER-2", "DERIVE-CLI-1", "DERIVE-CFG-1", "DERIVE-LEX-1",
                   "DERIVE-SYN-1", "DERIVE-BIND-1", "DERIVE-EVAL-1", "INTERP-FMT-1")
 _NUMERIC = {PmType.I32, PmType.U32, PmType.I64, PmType.U64, PmType.FLOAT, PmType.DOUBLE}
-#: a derive deviation's emulation name -> its clause (interp ones come from DEVIATIONS)
 _DEFAULT_SAMPLES = 13
 
 
@@ -168,6 +168,8 @@ def attach_expectations(corpus: Path, made: list[Made], where: dict[str, Path]) 
                                                        "schedule": schedule.as_json(), "profile": profile},
                                       outcome, f"derive-{plan['id']}-{profile}"))
                 clauses += list(_DERIVE_ALWAYS) + declared_clauses(config)
+                clauses += [DERIVE_DEVIATIONS[d].split(":", 1)[0] if d in DERIVE_DEVIATIONS
+                            else INTERP_DEVIATIONS[d] for d in outcome.deviations]
                 if outcome.diagnostics:
                     clauses.append("DERIVE-CLI-3")
         if entries:
