@@ -182,3 +182,19 @@ def perturb(suite, args, text):
 '''
     bad = _one(_adapter(tmp_path, perturb), "writer", "example-v2")
     assert bad.verdict == Verdict.FAIL and "no archive written" in bad.detail and bad.clauses == ["GEN-FILES"]
+
+
+def test_a_writer_gets_its_fixture_alone(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.json"
+    perturb = f'''
+import os
+def perturb(suite, args, text):
+    if suite == "writer":
+        with open({str(seen)!r}, "w") as f:
+            given = os.listdir(os.path.dirname(args[0]))   # what it was given, besides what it wrote
+            json.dump(sorted(n for n in given if not n.startswith(os.path.basename(args[1]) + ".")), f)
+    return text
+'''
+    ok = _one(_adapter(tmp_path, perturb), "writer", "example-v2")
+    fixture = next(u.case.data["fixture"] for u in _units("writer") if u.name == "example-v2")
+    assert ok.verdict == Verdict.PASS and json.loads(seen.read_text()) == [fixture]
