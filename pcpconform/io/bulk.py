@@ -18,16 +18,29 @@ from construct import Adapter, Construct, FormatField, Renamed, Struct
 
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmType, Timestamp
-from pcpconform.format.schema import PmValue, block_offset, event_array, structs
+from pcpconform.format.schema import (
+    RESULT_HEADER_SIZE,
+    PmValue,
+    block_index,
+    block_offset,
+    event_array,
+    structs,
+)
 from pcpconform.format.schema.common import TimestampT3, TimevalT2
-from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
+from pcpconform.format.values import (
+    BLOCK_PAYLOAD_SIZE,
+    F32,
+    decode_block,
+    decode_insitu,
+    encode_block_payload,
+)
 from pcpconform.io.reader import RawRecord, parse_payload
 from pcpconform.io.writer import valfmt_for
 
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
 _VALFMT: dict[int, int] = {t: valfmt_for(t) for t in PmType}
 
-__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result"]
+__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result", "encode_result"]
 
 
 def struct_format(con: Construct) -> str:
@@ -309,3 +322,76 @@ def _block_value(block: Any) -> Any:
         except Exception:  # an undecodable array is still the stored bytes
             return block.vbuf
     return decode_block(block.vtype, block.vbuf)
+
+
+def encode_result(version: int, res: DecodedResult, types: dict[int, int]) -> bytes | None:
+    """The record ``writer.layout_result`` makes of a canonical result's values, packed with
+    the same ``struct`` formats the decoder unpacks (one ``pack`` per value set and per run
+    of fixed-size blocks); None for what this does not build (the caller uses the schema)."""
+    try:
+        return _encode_fast(version, res, types)
+    except (struct.error, TypeError, ValueError, AttributeError, KeyError, OverflowError):
+        return None
+
+
+def _encode_fast(version: int, res: DecodedResult, types: dict[int, int]) -> bytes | None:
+    if not res.canonical:
+        return None
+    vsets = res.vsets
+    offset = RESULT_HEADER_SIZE[version] + sum(
+        8 + (4 + 8 * vs.numval if vs.numval > 0 else 0) for vs in vsets)
+    heads: list[bytes] = []
+    blocks: list[bytes] = []
+    for vs in vsets:
+        numval = vs.numval
+        heads.append(_VSET_HEAD.pack(vs.pmid, numval))
+        if numval <= 0:
+            continue
+        ptype = types[vs.pmid]
+        valfmt = _VALFMT[ptype]
+        insts, vals = vs.columns
+        flat: list[Any] = [0] * (2 * numval)
+        flat[0::2] = insts
+        if valfmt == 0:
+            if ptype == PmType.I32:
+                flat[1::2] = vals
+                heads.append(_WORD.pack(0) + _signed_values_format(numval).pack(*flat))
+                continue
+            if ptype != PmType.U32:
+                return None
+            flat[1::2] = vals
+        else:
+            code, size = _BLOCK_BULK.get(ptype, ("", 0))
+            if code:
+                # one run of equal blocks, back to back, as the decoder's bulk case reads them
+                step = size // 4
+                first = block_index(offset)
+                flat[1::2] = range(first, first + step * numval, step)
+                payload: list[Any] = [ptype << 24 | size] * (2 * numval)
+                payload[1::2] = [v.bits for v in vals] if ptype == PmType.FLOAT else vals
+                blocks.append(_blocks_format(code, numval).pack(*payload))
+                offset += size * numval
+            else:
+                words = []
+                for value in vals:
+                    if not isinstance(value, bytes):
+                        return None     # aggregates and events keep the schema's path
+                    body = encode_block_payload(value, ptype)
+                    vlen = 4 + len(body)
+                    pad = -vlen % 4
+                    words.append(block_index(offset))
+                    blocks.append(_WORD.pack(ptype << 24 | vlen) + body + b"~" * pad)
+                    offset += vlen + pad
+                flat[1::2] = words
+        heads.append(_WORD.pack(valfmt) + _values_format(numval).pack(*flat))
+    size = offset + 4
+    stamp = res.timestamp
+    if version == 2:
+        if stamp.nsec % 1000:
+            return None
+        header = _HEADER[2].pack(stamp.sec, stamp.nsec // 1000, len(vsets))
+    else:
+        sec = stamp.sec & 0xFFFFFFFFFFFFFFFF
+        header = _HEADER[3].pack(sec & 0xFFFFFFFF, sec >> 32, stamp.nsec, len(vsets))
+    length = _WORD.pack(size)
+    return b"".join((length, header, *heads, *blocks, length))

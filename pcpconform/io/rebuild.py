@@ -3,6 +3,11 @@
 The parsed form keeps every byte (label padding, value-block padding, string tables, tails
 libpcp tolerates), so for any archive libpcp reads the rebuilt files are identical to the
 inputs; compressed inputs are written decompressed.
+
+Results the bulk decoder reads as canonical (``DecodedResult.canonical``) are built again by
+``bulk.encode_result`` from the decoded values; a record that does not come back identical
+that way, and every other record, goes through the construct schemas. Either way the bytes
+written are the record's own, checked.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import os
 from pathlib import Path
 
 from pcpconform.errors import FormatError
-from pcpconform.format.schema import structs
+from pcpconform.format.schema import TYPE_DESC, structs
+from pcpconform.io.bulk import decode_result, encode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
 from pcpconform.io.reader import Component, RawRecord, parse_payload
 
@@ -37,8 +43,10 @@ def _check_same(record: RawRecord, built: bytes, what: str) -> None:
                           record.location(what, record.offset + at), "rebuild.mismatch")
 
 
-def rebuild_component(path: Path, kind: str, out) -> int:  # type: ignore[no-untyped-def]
-    """Parse and rebuild one file into the binary stream ``out``; returns records written."""
+def rebuild_component(path: Path, kind: str, out,  # type: ignore[no-untyped-def]
+                      types: dict[int, int] | None = None) -> int:
+    """Parse and rebuild one file into the binary stream ``out``; returns records written.
+    ``types`` (pmID -> pmDesc type, from .meta) lets results take the bulk path."""
     with Component(path) as comp:
         s = structs(comp.version)
         label = s.label_record.build(comp.label)
@@ -54,7 +62,15 @@ def rebuild_component(path: Path, kind: str, out) -> int:  # type: ignore[no-unt
         record_schema, payload_schema, what = (
             (s.meta_record, s.meta, "meta") if kind == "meta" else
             (s.result_record, s.result, "result"))
+        bulk = types is not None and kind == "volume"
         for record in comp.records(kind):
+            if bulk:
+                assert types is not None
+                built = _bulk_built(record, comp.version, types)
+                if built is not None:
+                    out.write(built)
+                    count += 1
+                    continue
             parsed = parse_payload(payload_schema, record, what)
             built = record_schema.build(parsed)
             _check_same(record, built, what)
@@ -64,9 +80,42 @@ def rebuild_component(path: Path, kind: str, out) -> int:  # type: ignore[no-unt
         return count
 
 
-def rebuild_archive(in_base: str | os.PathLike[str], out_base: str | os.PathLike[str]) -> dict[str, int]:
-    """Rebuild every file of an archive under a new base name; returns records per file."""
+def _bulk_built(record: RawRecord, version: int, types: dict[int, int]) -> bytes | None:
+    """The record built again from its bulk-decoded values, when that gives its own bytes."""
+    try:
+        res = decode_result(record, version, types)
+    except FormatError:
+        return None                     # the schema path reports it
+    if not res.canonical:
+        return None
+    built = encode_result(version, res, types)
+    return built if built == record.data else None
+
+
+def _desc_types(files: ArchiveFiles) -> dict[int, int] | None:
+    """pmID -> type from every descriptor of .meta (the first wins, as in Archive); None
+    when .meta cannot be read (results then take the schema path, which reports)."""
+    if files.meta is None:
+        return None
+    types: dict[int, int] = {}
+    try:
+        with Component(files.meta) as meta:
+            schema = structs(meta.version).meta
+            for record in meta.records("meta"):
+                parsed = parse_payload(schema, record, "meta")
+                if parsed.type == TYPE_DESC:
+                    types.setdefault(int(parsed.body.pmid), parsed.body.type)
+    except FormatError:
+        return None
+    return types
+
+
+def rebuild_archive(in_base: str | os.PathLike[str], out_base: str | os.PathLike[str], *,
+                    bulk: bool = True) -> dict[str, int]:
+    """Rebuild every file of an archive under a new base name; returns records per file.
+    ``bulk=False`` builds every record with the schemas (the reference for the tests)."""
     files = find_archive(in_base)
+    types = _desc_types(files) if bulk else None
     out_base = Path(out_base)
     if out_base.parent and not out_base.parent.exists():
         out_base.parent.mkdir(parents=True)
@@ -78,7 +127,7 @@ def rebuild_archive(in_base: str | os.PathLike[str], out_base: str | os.PathLike
         tmp = target.with_name(target.name + ".partial")
         try:
             with open(tmp, "wb") as out:
-                counts[target.name] = rebuild_component(path, kind, out)
+                counts[target.name] = rebuild_component(path, kind, out, types)
             os.replace(tmp, target)
         finally:
             if tmp.exists():
