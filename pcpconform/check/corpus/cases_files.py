@@ -123,7 +123,7 @@ def _(ed: ArchiveEdit) -> None:
 
 
 @case("frame-trailer", "the trailing length word of a `.meta` descriptor is increased by 1",
-      ["frame.trailer", "index.offset"])
+      ["frame.trailer", "index.offset", "value.undescribed"])
 def _(ed: ArchiveEdit) -> None:
     offset, length = ed.records("meta")[ed.desc("hinv.ncpu") - 1]
     ed.poke("meta", offset + length - 4, "I", length + 1)
