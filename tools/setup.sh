@@ -15,7 +15,7 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c 'im
 fi
 log=$(mktemp)
 if ! { .venv/bin/python -m pip install -q --upgrade pip &&
-       .venv/bin/python -m pip install -q 'setuptools>=77' -e '.[test,docs,strategies,plot]'; } >"$log" 2>&1; then
+       .venv/bin/python -m pip install -q 'setuptools>=77' -e '.[test,docs,strategies,plot,dask]'; } >"$log" 2>&1; then
     cat "$log" >&2
     rm -f "$log"
     exit 1

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "derive": ("derive", "evaluate derived-metric expressions over an archive as libpcp does"),
     "corpus": ("corpus", "build the conformance corpus data from the kit, or check it"),
     "conform": ("conform", "run the conformance corpus against an implementation under test"),
+    "fuzz": ("fuzz", "fuzz a command with mutants of archives, MMV files or derived configs"),
 }
 
 

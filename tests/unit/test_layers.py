@@ -33,6 +33,7 @@ RANKS = {
     "pcpconform.oracles.derive": 5,
     "pcpconform.conform": 6,
     "pcpconform.extra": 7,
+    "pcpconform.fuzz": 7,
     "pcpconform.cli": 8,
     "pcpconform": 9,
 }
