@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits
 
@@ -18,7 +18,8 @@ __all__ = [
     "TYPE_I32", "TYPE_U32", "TYPE_I64", "TYPE_U64", "TYPE_FLOAT", "TYPE_DOUBLE", "TYPE_STRING",
     "TYPE_ELAPSED", "MMV_TYPES", "SEM_COUNTER", "SEM_INSTANT", "SEM_DISCRETE",
     "LABEL_INDOM", "LABEL_CLUSTER", "LABEL_ITEM", "LABEL_INSTANCES", "LABEL_OPTIONAL",
-    "PM_IN_NULL", "Instance", "Indom", "Value", "Metric", "Label", "MmvFile", "is_singular",
+    "PM_IN_NULL", "Instance", "Indom", "Value", "ValueSource", "Metric", "Label", "MmvFile",
+    "is_singular",
     "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom",
     "Exported", "exported_metrics",
 ]
@@ -118,6 +119,38 @@ class Value(NamedTuple):
         return Value(instance, raw + bytes(8 - len(raw)), extra)
 
 
+class ValueSource:
+    """Values not made yet: the reader leaves a metric's values as columns of the file
+    (``pcpconform.mmv.columns``) and makes the tuple of ``Value`` the first time it is read."""
+
+    def materialize(self) -> tuple[Value, ...]:
+        raise NotImplementedError
+
+
+class _Values:
+    """``Metric.values``: always read as what was given, except that a ValueSource is made
+    into its tuple of values on first reading (and kept), so equality, hashing, repr and
+    every user see the same tuple whichever way the metric was built."""
+
+    def __get__(self, obj: object | None, owner: Any = None) -> tuple[Value, ...]:
+        if obj is None:
+            return ()        # the dataclass reads the default this way
+        held = obj.__dict__["values"]
+        if isinstance(held, ValueSource):
+            held = held.materialize()
+            obj.__dict__["values"] = held
+        made: tuple[Value, ...] = held
+        return made
+
+    def __set__(self, obj: object, value: tuple[Value, ...] | ValueSource) -> None:
+        obj.__dict__["values"] = value     # only __init__ gets here: Metric is frozen
+
+    def source(self, obj: object) -> ValueSource | None:
+        """The columns behind obj's values while they are not made yet."""
+        held = obj.__dict__.get("values")
+        return held if isinstance(held, ValueSource) else None
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -128,11 +161,19 @@ class Metric:
     indom: int = 0                 # serial; 0 or -1: singular
     shorttext: str | None = None
     helptext: str | None = None
-    values: tuple[Value, ...] = ()
+    values: _Values = _Values()
 
     @property
     def units(self) -> PmUnits:
         return PmUnits.from_word(self.dimension)
+
+    @property
+    def value_source(self) -> ValueSource | None:
+        """The columns the values will be made from, None once made (or when given as a tuple)."""
+        return _VALUES.source(self)
+
+
+_VALUES: _Values = Metric.__dict__["values"]
 
 
 @dataclass(frozen=True)

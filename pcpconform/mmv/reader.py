@@ -12,12 +12,26 @@ import gc
 import struct
 from collections import Counter
 from collections.abc import Callable
-from itertools import compress, islice, repeat
+from itertools import compress, islice, pairwise, repeat
 from operator import itemgetter, le
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from pcpconform.errors import FormatError, Location
+from pcpconform.mmv.columns import (
+    FALLBACKS,
+    Fallback,
+    Flagged,
+    ValueColumns,
+    ValueRun,
+    decode_slots,
+    entries,
+    inline_ends,
+    slot_ends,
+)
 from pcpconform.mmv.model import (
     MMV_TYPES,
     TYPE_STRING,
@@ -66,17 +80,37 @@ def read_mmv(path: str | Path) -> MmvFile:
     return parse_mmv(Path(path).read_bytes(), str(path))
 
 
-def parse_mmv(data: bytes, file: str = "<mmv>") -> MmvFile:
-    """Parse MMV bytes; ``file`` names them in errors."""
+def parse_mmv(data: bytes, file: str = "<mmv>", *, columns: bool = True) -> MmvFile:
+    """Parse MMV bytes; ``file`` names them in errors.
+
+    The column path (``columns=True``) checks sections with array operations and leaves the
+    values as columns until read; a file it flags is parsed again entry by entry, which
+    raises the error (and is counted in ``pcpconform.mmv.columns.FALLBACKS``).
+    ``columns=False`` takes the per-entry path only, the reference of the column path."""
     # a large file makes 10^5 tuples at once, which the cyclic collector would scan over
     # and over; they hold no cycles
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if columns:
+            try:
+                return _ColumnReader(bytes(data), file).parse()
+            except Flagged as flagged:
+                FALLBACKS[flagged.reason] += 1
         return _Reader(data, file).parse()
     finally:
         if enabled:
             gc.enable()
+
+
+class _Head(NamedTuple):
+    version: int
+    g1: int
+    g2: int
+    flags: int
+    process: int
+    cluster: int
+    toc: dict[int, tuple[int, int, int]]  # type -> (count, offset, toc entry offset)
 
 
 class _Reader:
@@ -133,6 +167,19 @@ class _Reader:
         return decode_text(raw[:end])
 
     def parse(self) -> MmvFile:
+        h = self.head()
+        s = mmv_structs(h.version)
+        indoms, inst_at = self.indoms(s, h.toc.get(TOC_INDOMS))
+        metrics, metric_at = self.metrics(s, h.toc[TOC_METRICS], indoms)
+        values = self.values(h.toc[TOC_VALUES], metrics, metric_at, inst_at)
+        metrics = [Metric(m.name, m.item, m.type, m.semantics, m.dimension, m.indom, m.shorttext,
+                          m.helptext, vals) for m, vals in zip(metrics, values)]
+        labels = self.labels(h.toc.get(TOC_LABELS))
+        return MmvFile(h.version, h.g1, h.g2, h.flags, h.process, h.cluster,
+                       tuple(indoms), tuple(metrics), tuple(labels))
+
+    def head(self) -> _Head:
+        """The header and the TOC, checked (both paths share this)."""
         data = self.data
         if len(data) < HEADER_SIZE:
             raise self.fail(f"file of {len(data)} bytes is shorter than the 40-byte header",
@@ -173,14 +220,7 @@ class _Reader:
         for needed in (TOC_METRICS, TOC_VALUES):
             if needed not in toc:
                 raise self.fail(f"no {TOC_NAMES[needed]} section", HEADER_SIZE, "toc")
-        indoms, inst_at = self.indoms(s, toc.get(TOC_INDOMS))
-        metrics, metric_at = self.metrics(s, toc[TOC_METRICS], indoms)
-        values = self.values(toc[TOC_VALUES], metrics, metric_at, inst_at)
-        metrics = [Metric(m.name, m.item, m.type, m.semantics, m.dimension, m.indom, m.shorttext,
-                          m.helptext, vals) for m, vals in zip(metrics, values)]
-        labels = self.labels(toc.get(TOC_LABELS))
-        return MmvFile(version, g1, g2, flags, process, cluster,
-                       tuple(indoms), tuple(metrics), tuple(labels))
+        return _Head(version, g1, g2, flags, process, cluster, toc)
 
     def indoms(self, s: MmvStructs, sect: tuple[int, int, int] | None
                ) -> tuple[list[Indom], dict[int, tuple[int, int]]]:
@@ -324,3 +364,189 @@ class _Reader:
             out.append(Label(flags, identity, internal,
                              self.inline(payload, where + 12, f"labels[{n}].payload")))
         return out
+
+
+class _ColumnReader(_Reader):
+    """The column path: the same checks as _Reader, on whole sections at once. It raises
+    Flagged wherever _Reader might raise (conservatively: a flag costs only a second parse),
+    so a file it returns is one _Reader returns equal."""
+
+    def parse(self) -> MmvFile:
+        h = self.head()
+        s = mmv_structs(h.version)
+        indoms, instances = self.indom_columns(s, h.toc.get(TOC_INDOMS))
+        metrics = self.metric_columns(s, h.toc[TOC_METRICS], {d.serial for d in indoms})
+        runs = self.value_columns(s, h.toc[TOC_VALUES], metrics, instances)
+        made = tuple(Metric(*fields, run) for fields, run in zip(metrics.fields, runs))
+        labels = self.labels(h.toc.get(TOC_LABELS))
+        return MmvFile(h.version, h.g1, h.g2, h.flags, h.process, h.cluster,
+                       tuple(indoms), made, tuple(labels))
+
+    def texts(self, offsets: list[int], reason: Fallback) -> list[str]:
+        ends = slot_ends(self.data, offsets)
+        if ends is None:
+            raise Flagged(reason)
+        return decode_slots(self.data, offsets, ends)
+
+    def help_texts(self, offsets: list[int], reason: Fallback) -> list[str | None]:
+        """Optional string slots (offset 0: none)."""
+        given = [at for at in offsets if at]
+        texts = iter(self.texts(given, reason))
+        return [next(texts) if at else None for at in offsets]
+
+    def inline_texts(self, raw: npt.NDArray[Any], reason: Fallback) -> list[str]:
+        raw = np.ascontiguousarray(raw)
+        ends = inline_ends(raw)
+        if ends is None:
+            raise Flagged(reason)
+        return [bytes(r)[:end].decode("utf-8", "surrogateescape") for r, end in zip(raw, ends)]
+
+    def indom_columns(self, s: MmvStructs, sect: tuple[int, int, int] | None
+                      ) -> tuple[list[Indom], _Instances]:
+        count, base, _ = sect or (0, 0, 0)
+        table = entries(self.data, s.indom, base, count)
+        size = s.instance_size
+        out: list[Indom] = []
+        serials: set[int] = set()
+        offsets: list[npt.NDArray[np.int64]] = []
+        owners: list[int] = []
+        internals: list[npt.NDArray[np.int64]] = []
+        shorts = self.help_texts(table["shorttext"].tolist(), Fallback.INDOM)
+        longs = self.help_texts(table["helptext"].tolist(), Fallback.INDOM)
+        for n, (serial, icount, first) in enumerate(zip(table["serial"].tolist(),
+                                                        table["count"].tolist(),
+                                                        table["offset"].tolist())):
+            where = base + INDOM_SIZE * n
+            if serial in (0, 0xFFFFFFFF) or serial in serials \
+                    or first + size * icount > len(self.data):
+                raise Flagged(Fallback.INDOM)
+            serials.add(serial)
+            inst = entries(self.data, s.instance, first, icount)
+            if (inst["indom"] != where).any():
+                raise Flagged(Fallback.INDOM)
+            ids = inst["internal"].astype(np.int64)
+            if s.version == 1:
+                names = self.inline_texts(inst["external"], Fallback.INDOM)
+            else:
+                names = self.texts(inst["external"].tolist(), Fallback.INDOM)
+            out.append(Indom(serial, tuple(map(Instance, ids.tolist(), names)),
+                             shorts[n], longs[n]))
+            offsets.append(np.arange(first, first + size * icount, size, dtype=np.int64))
+            owners.append(serial)
+            internals.append(ids)
+        return out, _Instances(offsets, owners, internals)
+
+    def metric_columns(self, s: MmvStructs, sect: tuple[int, int, int], serials: set[int]
+                       ) -> _Metrics:
+        count, base, _ = sect
+        table = entries(self.data, s.metric, base, count)
+        if s.version == 1:
+            names = self.inline_texts(table["name"], Fallback.METRIC)
+        else:
+            names = self.texts(table["name"].tolist(), Fallback.METRIC)
+        mtypes = table["type"]
+        indoms = table["indom"]
+        singular = (indoms == 0) | (indoms == -1)
+        declared = np.isin(indoms.view(np.uint32), np.fromiter(serials, np.uint32, len(serials)))
+        if "" in names or not np.isin(mtypes, MMV_TYPES).all() or not (singular | declared).all():
+            raise Flagged(Fallback.METRIC)
+        fields: list[_MetricFields] = list(zip(names, table["item"].tolist(), mtypes.tolist(),
+                          table["semantics"].tolist(), table["dimension"].tolist(),
+                          indoms.tolist(),
+                          self.help_texts(table["shorttext"].tolist(), Fallback.METRIC),
+                          self.help_texts(table["helptext"].tolist(), Fallback.METRIC)))
+        return _Metrics(base, s.metric_size, fields, singular,
+                        indoms.view(np.uint32).astype(np.int64), mtypes == TYPE_STRING)
+
+    def value_columns(self, s: MmvStructs, sect: tuple[int, int, int], metrics: _Metrics,
+                      instances: _Instances) -> list[tuple[Value, ...] | ValueRun]:
+        """Each metric's values as a run of the section's rows."""
+        count, base, _ = sect
+        nmetrics = len(metrics.fields)
+        if count == 0:
+            return [() for _ in range(nmetrics)]
+        table = entries(self.data, s.value, base, count)
+        # the metric back-pointer: an entry of the metrics section
+        moff = table["metric"]
+        first = metrics.base
+        inside = (moff >= first) & (moff < first + metrics.size * nmetrics)
+        if not inside.all() or ((moff - first) % metrics.size).any():
+            raise Flagged(Fallback.VALUE)
+        which = ((moff - first) // metrics.size).astype(np.intp)
+        # the instance back-pointer: 0 for a singular metric, else an instance of its indom
+        ioff = table["instance"].astype(np.int64)    # above 2^63: negative, no instance
+        singular = metrics.singular[which]
+        if ioff[singular].any():
+            raise Flagged(Fallback.VALUE)
+        known, serial_at, internal_at = instances.by_offset()
+        pos = np.searchsorted(known, ioff).clip(0, max(len(known) - 1, 0))
+        if len(known):
+            found = (known[pos] == ioff) & (serial_at[pos] == metrics.serials[which])
+        else:
+            found = np.zeros(count, bool)
+        if not (found | singular).all():
+            raise Flagged(Fallback.VALUE)
+        internals = internal_at[pos] if len(known) else np.zeros(count, np.int64)
+        # a STRING value's slot
+        extras = table["extra"]
+        is_string = metrics.string[which]
+        string_at = np.zeros(count, np.int64)
+        string_end = np.zeros(count, np.int64)
+        if is_string.any():
+            at = extras[is_string].tolist()
+            ends = slot_ends(self.data, at)
+            if ends is None:
+                raise Flagged(Fallback.VALUE)
+            string_at[is_string] = at
+            string_end[is_string] = ends
+        columns = ValueColumns(self.data, table["value"], extras, internals, string_at,
+                               string_end)
+        # rows by metric: slices when laid out metric by metric, else indices in file order
+        ordered = bool((which[1:] >= which[:-1]).all())
+        order = None if ordered else np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which if order is None else which[order],
+                                 np.arange(nmetrics + 1)).tolist()
+        runs: list[tuple[Value, ...] | ValueRun] = []
+        for k, (lo, hi) in enumerate(pairwise(bounds)):
+            if lo == hi:
+                runs.append(())
+                continue
+            rows = slice(lo, hi) if order is None else order[lo:hi]
+            runs.append(ValueRun(columns, rows, bool(metrics.singular[k]), bool(metrics.string[k])))
+        return runs
+
+
+class _Instances:
+    """Every instance entry the indoms reach: its offset, its indom's serial, its internal id."""
+
+    def __init__(self, offsets: list[npt.NDArray[np.int64]], owners: list[int],
+                 internals: list[npt.NDArray[np.int64]]) -> None:
+        self.offsets, self.owners, self.internals = offsets, owners, internals
+
+    def by_offset(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                 npt.NDArray[np.int64]]:
+        """Sorted offsets, and the serial and internal id at each; where indoms share an entry
+        the last one's wins (the per-entry path keeps them in a dict); offset 0 is no
+        instance (a value's 0 means singular)."""
+        if not self.offsets:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, empty
+        offsets = np.concatenate(self.offsets)
+        serials = np.repeat(np.array(self.owners, np.int64), [len(o) for o in self.offsets])
+        internals = np.concatenate(self.internals)
+        last = len(offsets) - 1 - np.unique(offsets[::-1], return_index=True)[1]
+        last = last[offsets[last] != 0]
+        return offsets[last], serials[last], internals[last]
+
+
+# name item type semantics dimension indom shorttext helptext
+_MetricFields = tuple[str, int, int, int, int, int, str | None, str | None]
+
+
+class _Metrics(NamedTuple):
+    base: int                                  # offset of the metrics section
+    size: int                                  # of one metric entry
+    fields: list[_MetricFields]                # Metric's fields but its values
+    singular: npt.NDArray[np.bool_]
+    serials: npt.NDArray[np.int64]             # the indom as unsigned
+    string: npt.NDArray[np.bool_]

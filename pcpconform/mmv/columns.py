@@ -1,0 +1,157 @@
+"""MMV sections as numpy columns: entry dtypes derived from the schemas, string slots checked
+in bulk, and values kept as columns until a metric's values are read.
+
+A file at the PMDA's limits holds 10^5 values; building a Python object for each costs more
+than reading the file. The reader's column path checks whole sections with array operations
+and leaves each metric's values as a ``ValueRun``; whatever a check flags sends it back to
+the per-entry path, which names the error. Every such return is counted in ``FALLBACKS`` by
+its reason, so a test can tell when the column path is silently not taken.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from functools import cache
+from itertools import repeat
+from operator import add
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from construct import Bytes, Construct, FormatField
+
+from pcpconform.mmv.model import Value, ValueSource
+from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE
+
+__all__ = ["Fallback", "FALLBACKS", "Flagged", "entry_dtype", "entries", "slot_ends",
+           "inline_ends", "decode_slots", "ValueColumns", "ValueRun"]
+
+# struct format codes of the schemas' integer fields, as numpy type codes
+_NUMPY_CODES = {"b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4", "l": "i4",
+                "L": "u4", "q": "i8", "Q": "u8", "f": "f4", "d": "f8"}
+
+
+class Fallback(enum.Enum):
+    """Why a file was handed back to the per-entry path."""
+
+    INDOM = "an indom or instance entry failed a column check"
+    METRIC = "a metric entry failed a column check"
+    VALUE = "a value entry failed a column check"
+
+
+#: how often each reason sent a file back to the per-entry path (in this process)
+FALLBACKS: Counter[Fallback] = Counter()
+
+
+class Flagged(Exception):
+    """A column check found something the per-entry path must look at."""
+
+    def __init__(self, reason: Fallback) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+@cache
+def entry_dtype(schema: Construct) -> np.dtype[np.void]:
+    """The numpy structured dtype of a fixed-size schema: its fields' names, offsets and sizes
+    as the schema declares them; integers little-endian, byte strings raw ("V")."""
+    names: list[str] = []
+    formats: list[str] = []
+    offsets: list[int] = []
+    at = 0
+    for sc in schema.subcons:
+        inner = sc
+        while not isinstance(inner, (FormatField, Bytes)):
+            inner = inner.subcon         # Renamed, documented or not
+        if isinstance(inner, FormatField):
+            if inner.fmtstr[0] != "<":
+                raise ValueError(f"field {sc.name} is not little-endian")
+            formats.append("<" + _NUMPY_CODES[inner.fmtstr[1:]])
+        else:
+            formats.append(f"V{inner.length}")
+        names.append(sc.name)
+        offsets.append(at)
+        at += inner.sizeof()
+    if at != schema.sizeof():
+        raise ValueError(f"fields of {at} bytes in a {schema.sizeof()}-byte entry")
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": at})
+
+
+def entries(data: bytes, schema: Construct, offset: int, count: int) -> npt.NDArray[np.void]:
+    """count entries of schema from offset (the caller has checked they lie inside data)."""
+    dtype = entry_dtype(schema)
+    if count == 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(data, dtype, count, offset)
+
+
+def slot_ends(data: bytes, offsets: list[int]) -> list[int] | None:
+    """Where the text of each string slot ends (its NUL); None when an offset is not a whole
+    slot after the header, or its 256 bytes hold no NUL (the per-entry path says which)."""
+    if not offsets:
+        return []
+    if min(offsets) < HEADER_SIZE or max(offsets) > len(data) - STRING_SIZE:
+        return None
+    ends = list(map(data.find, repeat(b"\0"), offsets, map(add, offsets, repeat(STRING_SIZE))))
+    return None if -1 in ends else ends
+
+
+def inline_ends(raw: npt.NDArray[Any]) -> list[int] | None:
+    """The length of each inline name of a "V" column (its first NUL); None when one has none."""
+    if len(raw) == 0:
+        return []
+    nul = raw.view(np.uint8).reshape(len(raw), raw.dtype.itemsize) == 0
+    if not nul.any(axis=1).all():
+        return None
+    ends: list[int] = nul.argmax(axis=1).tolist()
+    return ends
+
+
+def decode_slots(data: bytes, offsets: list[int], ends: list[int]) -> list[str]:
+    """The texts of string slots whose ends slot_ends found."""
+    return [data[at:end].decode("utf-8", "surrogateescape") for at, end in zip(offsets, ends)]
+
+
+class ValueColumns:
+    """The values section as columns, one row per value entry: what each Value is made of.
+
+    Rows of STRING values hold their slot's start and end in ``string_at``/``string_end``.
+    The file's bytes stay referenced until every metric's values are made."""
+
+    def __init__(self, data: bytes, atoms: npt.NDArray[Any], extras: npt.NDArray[np.int64],
+                 internals: npt.NDArray[np.int64], string_at: npt.NDArray[np.int64],
+                 string_end: npt.NDArray[np.int64]) -> None:
+        self.data = data
+        self.atoms = atoms              # "V8": the pmAtomValue words as stored
+        self.extras = extras
+        self.internals = internals      # the internal id of each value's instance
+        self.string_at = string_at
+        self.string_end = string_end
+
+
+class ValueRun(ValueSource):
+    """One metric's values: rows of a ValueColumns (a slice when the file lays them out
+    metric by metric, as libpcp_mmv does, else their indices in file order)."""
+
+    __slots__ = ("columns", "rows", "singular", "string")
+
+    def __init__(self, columns: ValueColumns, rows: slice | npt.NDArray[np.intp], singular: bool,
+                 string: bool) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.singular = singular        # instance None for every value
+        self.string = string            # a STRING metric: text from the slot, extra 0
+
+    def materialize(self) -> tuple[Value, ...]:
+        c, rows = self.columns, self.rows
+        raw = np.ascontiguousarray(c.atoms[rows]).tobytes()
+        atoms = [raw[k:k + 8] for k in range(0, len(raw), 8)]
+        instances: Any = repeat(None) if self.singular else c.internals[rows].tolist()
+        if self.string:
+            strings: Any = decode_slots(c.data, c.string_at[rows].tolist(),
+                                        c.string_end[rows].tolist())
+            extras: Any = repeat(0)
+        else:
+            strings, extras = repeat(None), c.extras[rows].tolist()
+        return tuple(map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings)))
