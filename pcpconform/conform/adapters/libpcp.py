@@ -3,6 +3,7 @@ one-shot form) whose answers come from a real libpcp, run under that PCP's own P
 
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 --capabilities
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 validator|reader BASE
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 interp BASE REQUEST
 
 The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
 the host's PCP it runs under ``/usr/bin/python3``; for a chroot's, the script and the
@@ -18,6 +19,8 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
   those and puts in every member libpcp does expose (:data:`FROM_LIBPCP`), read by
   ``libpcp_script.py``; a line libpcp does not return is left out and one only libpcp
   returns is added, so any difference in what libpcp reads shows in the comparison.
+* interp: PM_MODE_INTERP fetches on the request's schedule; the document has the form of
+  the kit's replay and libpcp's values (IMPL-INTERP-1).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pcpconform.errors import PcpConformError
 
 __all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "FROM_LIBPCP", "merge_reader", "reader_queries", "main"]
 
@@ -277,12 +282,69 @@ def _reader(target: LibpcpTarget, base: Path) -> int:
     return 0
 
 
+def merge_interp(skeleton: dict[str, Any], libpcp: dict[str, Any]) -> dict[str, Any]:
+    """The INTERP-FMT-1 document: the kit's (``skeleton``) with each sample's ``eol`` and every
+    value as libpcp fetched it; an instance libpcp gave no value for is null, with the kit's
+    reason when the kit has none either (libpcp gives no reasons, IMPL-INTERP-1)."""
+    doc = dict(skeleton)
+    samples = []
+    for kit, got in zip(skeleton["samples"], libpcp["samples"]):
+        sample = dict(kit, eol=got["eol"])
+        if got["eol"] and not kit["eol"]:
+            sample["metrics"] = []
+        metrics = []
+        for metric in sample["metrics"] if not got["eol"] else []:
+            values = {inst: value for inst, value in got["metrics"].get(metric["pmid"], [])}
+            instances = []
+            for row in metric["instances"]:
+                value = values.pop(row["inst"], None)
+                if value is not None:
+                    instances.append({"inst": row["inst"], "name": row["name"], "value": value})
+                else:
+                    instances.append({"inst": row["inst"], "name": row["name"], "value": None,
+                                      "reason": row.get("reason") or "libpcp gave no value"})
+            instances += [{"inst": i, "name": None, "value": v} for i, v in values.items()]
+            metrics.append(dict(metric, instances=instances))
+        if not got["eol"]:
+            sample["metrics"] = metrics
+        samples.append(sample)
+    doc["samples"] = samples
+    return doc
+
+
+def _interp(target: LibpcpTarget, base: Path, request_path: Path) -> int:
+    from pcpconform.format.pmtypes import Timestamp
+    from pcpconform.io.archive import Archive
+    from pcpconform.oracles.interp.replay import Replay
+    from pcpconform.oracles.interp.report import samples_json
+
+    request = json.loads(request_path.read_text(encoding="utf-8"))
+    sched = request["schedule"]
+    archive = Archive(base)
+    start = Timestamp(int(sched["start"]["sec"]), int(sched["start"]["nsec"]))
+    interval = int(sched["interval_nsec"])
+    replay = Replay(archive, [int(archive.desc(m).pmid) for m in sched["metrics"]], rules=request["rules"],
+                    from_time=start if interval > 0 else None)
+    skeleton = samples_json(archive, replay.schedule(start, interval, int(sched["samples"])), request["rules"])
+    proc = target.run_script(["interp", str(base), str(request_path)], [*archive_files(base), request_path])
+    if proc.returncode != 0:
+        return _pass_on(proc)
+    sys.stderr.buffer.write(proc.stderr)
+    print(json.dumps(merge_interp(skeleton, json.loads(proc.stdout))))
+    return 0
+
+
+#: the interpolation rule set each libpcp follows (INTERP-VER-1)
+RULES = {"libpcp-6.0.3": "pcp-6.0", "libpcp-6.3": "pcp-6.3", "libpcp-7": "pcp-6.3"}
+
+
 def _capabilities(target: LibpcpTarget) -> int:
     proc = target.run_script(["--capabilities"])
     if proc.returncode != 0:
         return _pass_on(proc)
     caps = json.loads(proc.stdout)
     caps["name"] = target.name
+    caps["rules"] = [RULES.get(target.name, "pcp-6.3")]
     # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
     caps["reader_from_libpcp"] = {k: list(v) for k, v in FROM_LIBPCP.items()}
     print(json.dumps(caps))
@@ -291,7 +353,7 @@ def _capabilities(target: LibpcpTarget) -> int:
 
 def main(argv: Sequence[str]) -> int:
     usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
-             "(--capabilities | validator BASE | reader BASE)")
+             "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
@@ -304,12 +366,17 @@ def main(argv: Sequence[str]) -> int:
             return _pass_on(target.run_script(["validator", str(base)], archive_files(base)))
         if len(rest) == 2 and rest[0] == "reader":
             return _reader(target, Path(rest[1]).absolute())
+        if len(rest) == 3 and rest[0] == "interp":
+            return _interp(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
     except OSError as exc:          # the PCP, its chroot or the archive's directory is not there
         print(f"{target.name}: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
         return 2
     except ValueError as exc:       # the script's answer is not JSON Lines
         print(f"{target.name}: {exc}", file=sys.stderr)
         return 2
+    except PcpConformError as exc:       # the kit cannot replay the archive for the skeleton
+        print(f"{target.name}: the kit cannot replay the archive for the skeleton: {exc}", file=sys.stderr)
+        return 1
     print(usage, file=sys.stderr)
     return 2
 

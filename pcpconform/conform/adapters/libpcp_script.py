@@ -7,6 +7,7 @@ Debian PCP, or a chroot's) and nothing beyond the standard library and ``pcp``:
     libpcp_script.py --capabilities          {"name": "libpcp", "version": PCP_VERSION, ...}
     libpcp_script.py validator BASE          pmlogcheck BASE: {"valid": exit status == 0}
     libpcp_script.py reader BASE QUERIES     what libpcp reads of the archive, JSON Lines
+    libpcp_script.py interp BASE REQUEST     PM_MODE_INTERP fetches on the request's schedule
 
 ``reader`` prints one JSON object per line, in the dump's vocabulary (spec/dump-jsonl.md)
 but without locations, which the PMAPI does not expose: the archive label, every
@@ -256,10 +257,50 @@ class Reader:
         self.results()
 
 
+def interp(base: str, request_path: str) -> int:
+    """PM_MODE_INTERP fetches on the request's schedule: per sample its time, whether libpcp
+    said PM_ERR_EOL, and per metric [inst, tagged value] for every instance libpcp gave."""
+    with open(request_path) as f:
+        sched = json.load(f)["schedule"]
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
+    pmids = list(ctx.pmLookupName(sched["metrics"]))
+    types = {p: ctx.pmLookupDesc(p).contents.type for p in pmids}
+    delta_ns, t = int(sched["interval_nsec"]), sched["start"]["sec"] * 10**9 + sched["start"]["nsec"]
+    sign = -1 if delta_ns < 0 else 1
+    delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
+    # PCP 6.x: the timespec calls are the HighRes ones; PCP 7: the plain names take timespecs
+    set_mode = getattr(ctx, "pmSetModeHighRes", None) or ctx.pmSetMode
+    fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
+    free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
+    set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(t // 10**9, t % 10**9), delta)
+    pmid_array = (ctypes.c_uint * len(pmids))(*pmids)
+    samples = []
+    for _ in range(int(sched["samples"])):
+        entry: dict[str, Any] = {"time": {"sec": t // 10**9, "nsec": t % 10**9}, "eol": False, "metrics": {}}
+        try:
+            rp = fetch(pmid_array)
+        except pmapi.pmErr as exc:
+            if not (exc.args and exc.args[0] == c_api.PM_ERR_EOL):
+                raise
+            entry["eol"] = True
+        else:
+            r = rp.contents
+            for k in range(r.numpmid):
+                vsp = r.get_vset(k).contents
+                entry["metrics"][pmid_str(vsp.pmid)] = [
+                    [r.get_vlist(k, j).inst, tagged(vsp.valfmt, r.get_vlist(k, j), types[vsp.pmid])]
+                    for j in range(max(vsp.numval, 0))]
+            free(rp)
+        samples.append(entry)
+        t += delta_ns
+    print(json.dumps({"samples": samples}))
+    return 0
+
+
 def capabilities() -> int:
     version = pmapi.pmContext.pmGetConfig("PCP_VERSION")
     version = version.decode() if isinstance(version, bytes) else version
-    print(json.dumps({"name": "libpcp", "version": version, "suites": ["validator", "reader"],
+    print(json.dumps({"name": "libpcp", "version": version, "suites": ["validator", "reader", "interp"],
                       "archive_versions": [2, 3]}))
     return 0
 
@@ -311,7 +352,14 @@ def main(argv: list[str]) -> int:
         return validator(argv[1])
     if len(argv) == 3 and argv[0] == "reader":
         return reader(argv[1], argv[2])
-    sys.stderr.write("usage: libpcp_script.py --capabilities | validator BASE | reader BASE QUERIES\n")
+    if len(argv) == 3 and argv[0] == "interp":
+        try:
+            return interp(argv[1], argv[2])
+        except pmapi.pmErr as exc:
+            sys.stderr.write(f"libpcp: {exc}\n")
+            return 1
+    sys.stderr.write("usage: libpcp_script.py --capabilities | validator BASE | reader BASE QUERIES"
+                     " | interp BASE REQUEST\n")
     return 2
 
 
