@@ -150,7 +150,7 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("index.vol-order", W, "FMT-INDEX-5", "index volume numbers go backwards"),
     ("index.offset-order", W, "FMT-INDEX-5", "index offsets go backwards within a volume"),
     ("index.before-start", W, "FMT-INDEX-4", "an index timestamp is before the archive start"),
-    ("index.boundary", W, "FMT-INDEX-3", "an index offset is not a record boundary"),
+    ("index.boundary", E, "FMT-INDEX-3", "an index offset is not a record boundary"),
     ("index.invariant", W, "FMT-INDEX-6", "a record before an indexed offset is later than the entry"),
     ("volume.switch-unindexed", I, "FMT-VOL-1", "a volume's first record has no index entry"),
 ]

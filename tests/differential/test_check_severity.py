@@ -36,7 +36,7 @@ RECALIBRATED = ("file.duplicate", "meta.tag-version", "desc.sem", "units.scale",
                 "index.offset", "index.time-order", "index.vol-order", "index.offset-order")
 
 #: rules turned from warning to error by the measurement
-PROMOTED = ("indom.delta-change", "value.undescribed")
+PROMOTED = ("indom.delta-change", "value.undescribed", "index.boundary")
 
 #: error rules whose cases libpcp misreads visibly in pmdumplog -a or pmlogcheck output
 SYMPTOMS = {

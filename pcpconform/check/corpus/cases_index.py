@@ -49,6 +49,9 @@ case("index-before-start", "the first index entry is 1 s before the archive star
 case("index-boundary", "the second index entry's off_data is 4 bytes into a result",
      ["index.boundary"])(_edit_entry(2, lambda ed, e: e.__setitem__("off_data", e.off_data + 4)))
 
+case("index-boundary-first", "the first index entry's off_data is 4 bytes into the first result "
+     "(where libpcp starts reading)", ["index.boundary"])(
+    _edit_entry(1, lambda ed, e: e.__setitem__("off_data", e.off_data + 4)))
 case("index-boundary-meta", "the second index entry's off_meta is 1 byte into a .meta record",
      ["index.boundary"])(_edit_entry(2, lambda ed, e: e.__setitem__("off_meta", e.off_meta + 1)))
 

@@ -59,7 +59,7 @@ def _(ed: ArchiveEdit) -> None:
 
 
 @case("label-mismatch-version", "`a.0` is taken from the other version of the same archive "
-      "(index offsets adjusted to it)", ["label.mismatch"], versions=(2,))
+      "(index offsets adjusted to it)", ["label.mismatch", "index.boundary"], versions=(2,))
 def _(ed: ArchiveEdit) -> None:
     other = ArchiveEdit(ed.originals[("example", 5 - ed.version)])
     ed.files["0"] = other.files["0"]
