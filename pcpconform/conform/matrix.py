@@ -31,7 +31,7 @@ import html
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from pcpconform.conform.runner import DEFAULT_TIMEOUT, run_conformance
 from pcpconform.errors import PcpConformError, UsageError
 
 __all__ = ["Deviation", "DEVIATIONS", "Column", "Row", "MatrixReport", "run_matrix", "render_markdown",
-           "render_html", "explain", "main"]
+           "render_html", "explain", "group_clause", "sort_rows", "main"]
 
 #: the verdicts in the order the counts list them
 VERDICTS = ("pass", "fail", "skip", "crash", "timeout", "protocol-error")
@@ -181,6 +181,18 @@ def _cell(result: Any) -> dict[str, Any]:
     return cell
 
 
+#: the chapter whose clauses group the rows of a suite (else the case's first clause)
+_GROUPS = {"reader": ("DUMP-",), "writer": ("GEN-", "FIX-"), "interp": ("INTERP-",), "derive": ("DERIVE-",)}
+
+
+def group_clause(case: Case | None, suite: str) -> str:
+    """The clause a unit's row is grouped by: the case's first clause of the suite's chapter,
+    else its first clause (for an invalid case, its first error's)."""
+    clauses = [str(c) for c in case.data["clauses"]] if case is not None else []
+    ours = [c for c in clauses if c.startswith(_GROUPS.get(suite, ("",)))]
+    return (ours or clauses or [""])[0]
+
+
 def _implementations(impls: Sequence[str] | None) -> list[tuple[str, str, str, str]]:
     """(name, description, command, why missing) for each implementation asked for."""
     out = []
@@ -225,14 +237,17 @@ def run_matrix(corpus: str | Path = "corpus", impls: Sequence[str] | None = None
         column.version, column.suites = report.capabilities.version, list(report.capabilities.suites)
         for result in report.results:
             case = cases.get(result.case.split("/")[0])
-            clauses = list(case.data["clauses"]) if case is not None else []
             row = rows.setdefault((result.suite, result.case), Row(
-                result.suite, result.case, clauses[0] if clauses else "",
+                result.suite, result.case, group_clause(case, result.suite),
                 str(case.data.get("title", "")) if case is not None else ""))
             row.cells[name] = _cell(result)
+    return MatrixReport(columns, sort_rows(rows.values()), str(corpus))
+
+
+def sort_rows(rows: Iterable[Row]) -> list[Row]:
+    """Suite order of the protocol, then clause, then unit name."""
     order = {s: i for i, s in enumerate(SUITES)}
-    ordered = sorted(rows.values(), key=lambda r: (order.get(r.suite, len(order)), r.clause, r.name))
-    return MatrixReport(columns, ordered, str(corpus))
+    return sorted(rows, key=lambda r: (order.get(r.suite, len(order)), r.clause, r.name))
 
 
 # -- rendering ------------------------------------------------------------------------------
@@ -259,6 +274,12 @@ def _findings(report: MatrixReport) -> list[str]:
     libpcps disagree with each other, and what no deviation explains."""
     libpcps = [c.name for c in report.columns if c.name.startswith("libpcp-") and not c.missing]
     lines = []
+    for suite in report.suites:
+        clean = [i for i in libpcps if (n := report.counts(i, suite))["pass"]
+                 and not any(n[v] for v in BAD)]
+        if clean:
+            lines.append(f"- Every {suite} unit run passes on {', '.join(clean)} "
+                         f"({', '.join(str(report.counts(i, suite)['pass']) for i in clean)} units).")
     for dev in DEVIATIONS:
         hits = Counter(impl for r in report.rows for impl in libpcps
                        if dev is _label(impl, r)[2])

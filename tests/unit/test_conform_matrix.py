@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.conform import matrix
+from pcpconform.conform.manifest import Case
 from pcpconform.conform.matrix import Column, MatrixReport, Row, explain, render_html, render_markdown, run_matrix
 from pcpconform.errors import UsageError
 
@@ -162,3 +163,14 @@ def test_from_json_renders_without_running(tmp_path: Path) -> None:
     assert matrix.main(["--from-json", str(DOCS / "conformance-matrix.json"), "--output", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == (DOCS / "conformance-matrix.md").read_text(encoding="utf-8")
     assert (tmp_path / "m.html").is_file() and (tmp_path / "m.json").is_file()
+
+
+def test_rows_are_grouped_by_a_clause_of_the_suites_chapter() -> None:
+    case = Case(Path("x"), {"clauses": ["FMT-FILE-1", "DUMP-FILE-1", "INTERP-VER-1"]})
+    assert [matrix.group_clause(case, s) for s in ("validator", "reader", "interp", "derive")] == \
+        ["FMT-FILE-1", "DUMP-FILE-1", "INTERP-VER-1", "FMT-FILE-1"]
+    assert matrix.group_clause(None, "reader") == ""
+    rows = matrix.sort_rows([Row("reader", "b", "DUMP-X"), Row("validator", "z", "FMT-B"),
+                             Row("validator", "a", "FMT-B"), Row("validator", "c", "FMT-A")])
+    assert [(r.suite, r.name) for r in rows] == [("validator", "c"), ("validator", "a"), ("validator", "z"),
+                                                 ("reader", "b")]
