@@ -1,19 +1,22 @@
-"""The MMV column path against the per-entry path, on drawn files and on damaged bytes.
+"""The MMV column paths against the per-entry paths, on drawn files and on damaged bytes.
 
 The reader's column path (``parse_mmv``) must return what the per-entry path
 (``parse_mmv(..., columns=False)``) returns, or raise the same error (message, file,
-offset, field, code), on any bytes.
+offset, field, code), on any bytes; the validator's column pass (``check_mmv_file``) must
+report what its per-entry checks (``columns=False``) report, in the same order.
 """
 
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pcpconform.check.mmv import check_mmv_file
 from pcpconform.errors import FormatError
 from pcpconform.extra.mmv_strategies import mmv_contents, mmv_files
 from pcpconform.mmv import MmvFile, build_mmv, parse_mmv
@@ -96,5 +99,24 @@ def test_damaged_files_read_the_same(version: int | None) -> None:
     @given(damaged(version))
     def check(data: bytes) -> None:
         same_reading(data)
+
+    check()
+
+
+def same_checks(data: bytes, where: Path) -> None:
+    """The validator's column pass reports what its per-entry checks report, in order."""
+    path = where / "drawn"
+    path.write_bytes(data)
+    fast = check_mmv_file(path, columns=True)
+    slow = check_mmv_file(path, columns=False)
+    assert fast.diagnostics == slow.diagnostics
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, None])
+def test_drawn_files_check_the_same(version: int | None, tmp_path: Path) -> None:
+    @SETTINGS
+    @given(mmv_files(version, max_instances=6, max_metrics=8) | damaged(version))
+    def check(data: bytes) -> None:
+        same_checks(data, tmp_path)
 
     check()

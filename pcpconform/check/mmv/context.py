@@ -6,14 +6,16 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
 from construct import Construct
 
 from pcpconform.check.diagnostics import Report
 from pcpconform.mmv.schema import STRING_SIZE, MmvStructs
 
-__all__ = ["Section", "IndomFact", "MetricFact", "MmvContext"]
+__all__ = ["Section", "IndomFact", "MetricFact", "SlotBatch", "MmvContext"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,23 @@ class MetricFact:
     indom: int             # serial as stored (unsigned)
 
 
+class SlotBatch(NamedTuple):
+    """String slots one column of a section reaches, in entry order: what MmvContext.slot
+    records for each, as arrays (row k: field ``field.format(rows[k])``, record
+    ``record`` or, when None, ``rows[k]``)."""
+
+    offsets: npt.NDArray[np.int64]
+    rows: npt.NDArray[np.int64]
+    field: str
+    record: int | None
+    wheres: npt.NDArray[np.int64]
+
+    def entry(self, k: int) -> tuple[int, str, int | None, int]:
+        row = int(self.rows[k])
+        return (int(self.offsets[k]), self.field.format(row),
+                row if self.record is None else self.record, int(self.wheres[k]))
+
+
 class MmvContext:
     """One MMV file under check."""
 
@@ -80,7 +99,9 @@ class MmvContext:
         self.instance_at: dict[int, tuple[int, int]] = {}   # offset -> (serial, internal)
         self.metrics: list[MetricFact] = []
         self.metric_at: dict[int, MetricFact] = {}
-        self.slots: list[tuple[int, str, int | None, int]] = []  # slot, field, record, field offset
+        # slot, field, record, field offset; or many of them from the column pass
+        self.slots: list[tuple[int, str, int | None, int] | SlotBatch] = []
+        self.columns = True         # False: every entry checked one by one (columns.py)
 
     def add(self, code: str, message: str, *, record: int | None = None,
             offset: int | None = None, field: str | None = None) -> None:

@@ -38,13 +38,16 @@ def is_mmv_file(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def check_mmv_file(path: str | os.PathLike[str], max_diagnostics: int | None = None) -> Report:
-    """Check one MMV file as if it were alone in its directory; never raises for bad input."""
-    return run_check(path, max_diagnostics)[0]
+def check_mmv_file(path: str | os.PathLike[str], max_diagnostics: int | None = None, *,
+                   columns: bool = True) -> Report:
+    """Check one MMV file as if it were alone in its directory; never raises for bad input.
+    ``columns`` False checks every entry one by one (the reference of the column pass)."""
+    return run_check(path, max_diagnostics, columns=columns)[0]
 
 
 def run_check(path: str | os.PathLike[str], max_diagnostics: int | None = None,
-              cluster: int | None = None) -> tuple[Report, MmvContext | None]:
+              cluster: int | None = None, *, columns: bool = True
+              ) -> tuple[Report, MmvContext | None]:
     """The report, and what the checks learnt (None when the file could not be mapped).
 
     ``cluster`` is the one the PMDA gives the file; None: the header's, or 1 for 0 (what
@@ -58,6 +61,7 @@ def run_check(path: str | os.PathLike[str], max_diagnostics: int | None = None,
             if data is not None:
                 report.bytes_checked = len(data)
                 ctx = MmvContext(data, str(p), p.name, report, 0)
+                ctx.columns = columns
                 ctx.cluster = cluster if cluster is not None else _own_cluster(data)
                 _run(ctx)
     except DiagnosticLimit:

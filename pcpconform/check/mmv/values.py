@@ -7,7 +7,12 @@ defect 1); here every one must be a whole entry of the right kind inside the fil
 
 from __future__ import annotations
 
-from pcpconform.check.mmv.context import MmvContext
+from collections.abc import Container
+
+import numpy as np
+
+from pcpconform.check.mmv.columns import FALLBACKS, CheckFallback, value_columns
+from pcpconform.check.mmv.context import MmvContext, SlotBatch
 from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_NOSUPPORT, TYPE_STRING
 from pcpconform.mmv.schema import STRING_SIZE, TOC_STRINGS, TOC_VALUES, VALUE_SIZE
 
@@ -19,6 +24,12 @@ def check_values(ctx: MmvContext) -> None:
     if sect is None:
         return
     assert ctx.structs is not None
+    if ctx.columns:
+        keys = value_columns(ctx, sect)
+        if keys is not None:
+            _missing(ctx, keys, keys.counts)
+            return
+        FALLBACKS[CheckFallback.VALUES] += 1
     s = ctx.structs
     seen: dict[tuple[int, int | None], int] = {}
     readable = {d.serial for d in ctx.indoms if d.readable}
@@ -65,7 +76,10 @@ def check_values(ctx: MmvContext) -> None:
     _missing(ctx, seen)
 
 
-def _missing(ctx: MmvContext, seen: dict[tuple[int, int | None], int]) -> None:
+def _missing(ctx: MmvContext, seen: Container[tuple[int, int | None]],
+             counts: list[int] | None = None) -> None:
+    """``counts``: how many values each metric has, all distinct and of its own instances
+    (the column pass's keys), so that as many as wanted means none is missing."""
     indoms = {d.serial: d for d in ctx.indoms}
     for m in ctx.metrics:
         if m.exported is None or m.type == TYPE_NOSUPPORT:
@@ -75,6 +89,8 @@ def _missing(ctx: MmvContext, seen: dict[tuple[int, int | None], int]) -> None:
         else:
             d = indoms.get(m.indom)
             wanted = [] if d is None else list(d.instances)
+        if counts is not None and counts[m.index] == len(wanted):
+            continue
         absent = [i for i in wanted if (m.index, i) not in seen]
         if absent:
             which = "" if absent == [None] else f" for instance(s) {absent[:5]}"
@@ -88,7 +104,20 @@ def check_string_section(ctx: MmvContext) -> None:
     if not ctx.slots:
         return
     sect = ctx.sections.get(TOC_STRINGS)
-    for slot, fld, record, where in ctx.slots:
+    for held in ctx.slots:
+        if isinstance(held, SlotBatch):
+            at = held.offsets
+            if len(at) == 0:
+                continue
+            if sect is not None:
+                inside = (at >= sect.offset) & (at + STRING_SIZE <= sect.end) \
+                    & ((at - sect.offset) % STRING_SIZE == 0)
+                if inside.all():
+                    continue
+                held = held.entry(int(np.argmin(inside)))
+            else:
+                held = held.entry(0)
+        slot, fld, record, where = held
         if sect is None or slot < sect.offset or slot + STRING_SIZE > sect.end \
                 or (slot - sect.offset) % STRING_SIZE:
             ctx.add("mmv.toc-crosscheck", f"the string slot at {slot} is not a slot of the strings"

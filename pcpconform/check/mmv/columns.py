@@ -1,0 +1,152 @@
+"""The column pass of the MMV checks: sections checked with array operations.
+
+A file at the PMDA's limits holds 10^5 value entries; checking each in Python costs ten
+times what mmvdump takes to read the file. The per-entry checks stay the reference: a section
+(or an indom's instances) holding anything a column check flags is checked entry by entry,
+so codes, offsets, fields, messages and their order do not change; each time that happens
+its reason is counted in ``FALLBACKS``, so a test can tell when the column pass is silently
+not taken. ``MmvContext.columns`` False turns the pass off (the reference for tests).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from itertools import repeat
+from operator import add
+
+import numpy as np
+import numpy.typing as npt
+from construct import Construct
+
+from pcpconform.check.mmv.context import MmvContext, Section, SlotBatch
+from pcpconform.mmv.columns import entry_dtype
+from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_STRING
+from pcpconform.mmv.schema import STRING_SIZE, VALUE_SIZE
+
+__all__ = ["CheckFallback", "FALLBACKS", "section_table", "slots_ok",
+           "ValueKeys", "value_columns"]
+
+
+class CheckFallback(enum.Enum):
+    """Why a section was checked entry by entry."""
+
+    VALUES = "a value entry needs the per-entry checks"
+    INSTANCES = "an instance entry of an indom needs the per-entry checks"
+    METRICS = "the metrics section needs the per-entry checks"
+
+
+#: how often each reason sent a section to the per-entry checks (in this process)
+FALLBACKS: Counter[CheckFallback] = Counter()
+
+
+def section_table(ctx: MmvContext, schema: Construct, offset: int, count: int
+                  ) -> npt.NDArray[np.void]:
+    """count entries from offset, copied (no array may keep the file's map open)."""
+    dtype = entry_dtype(schema)
+    if count <= 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(bytes(ctx.data[offset:offset + dtype.itemsize * count]), dtype)
+
+
+def slots_ok(ctx: MmvContext, offsets: list[int]) -> bool:
+    """Whether every offset is a whole string slot after the TOC with a NUL in its 256 bytes
+    (what MmvContext.slot accepts without a finding)."""
+    if not offsets:
+        return True
+    if min(offsets) < ctx.toc_end or max(offsets) + STRING_SIZE > ctx.size:
+        return False
+    find = ctx.data.find
+    return -1 not in map(find, repeat(b"\0"), offsets, map(add, offsets, repeat(STRING_SIZE)))
+
+
+class ValueKeys:
+    """The (metric index, instance) of every value, as the per-entry checks collect them:
+    each once, and every instance one of its metric's indom."""
+
+    _NONE = -(1 << 40)       # below every int32 instance id: a singular value
+
+    def __init__(self, which: npt.NDArray[np.int64], instances: npt.NDArray[np.int64],
+                 nmetrics: int) -> None:
+        self.which, self.instances = which, instances
+        self.counts: list[int] = np.bincount(which, minlength=nmetrics).tolist()
+        self._sets: dict[int, set[int | None]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        assert isinstance(key, tuple)
+        index: int = key[0]
+        instance: int | None = key[1]
+        if index not in self._sets:
+            ids = self.instances[self.which == index].tolist()
+            self._sets[index] = {None if i == self._NONE else i for i in ids}
+        return instance in self._sets[index]
+
+    @classmethod
+    def empty(cls, nmetrics: int) -> ValueKeys:
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), nmetrics)
+
+
+def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
+    """Check the values section by columns. None when some entry needs the per-entry checks
+    (nothing reported or recorded then); else the values' keys, with the slots of STRING
+    values recorded."""
+    assert ctx.structs is not None
+    count = sect.fitting(ctx.size)
+    table = section_table(ctx, ctx.structs.value, sect.offset, count)
+    if count == 0:
+        return ValueKeys.empty(len(ctx.metrics))
+    if not ctx.metrics or len({d.serial for d in ctx.indoms}) != len(ctx.indoms):
+        return None          # no metric to point at; repeated serials merge instances
+    m_offset = np.array([m.offset for m in ctx.metrics], np.int64)
+    m_indom = np.array([m.indom for m in ctx.metrics], np.int64)
+    m_type = np.array([m.type for m in ctx.metrics], np.int64)
+    # the metric back-pointer: a metric entry (a u64 above 2^63 turns negative: none)
+    moff = table["metric"].astype(np.int64)
+    which = np.searchsorted(m_offset, moff).clip(0, len(m_offset) - 1)
+    if not (m_offset[which] == moff).all():
+        return None
+    indom = m_indom[which]
+    singular = (indom == 0) | (indom == 0xFFFFFFFF)
+    ioff = table["instance"].astype(np.int64)
+    if ioff[singular].any():
+        return None
+    readable = np.array([d.serial for d in ctx.indoms if d.readable], np.int64)
+    owned = ~singular & np.isin(indom, readable)
+    internal = np.zeros(count, np.int64)
+    if owned.any():
+        inst_offset, inst_serial, inst_internal = _instances(ctx)
+        if len(inst_offset) == 0:
+            return None
+        at = np.searchsorted(inst_offset, ioff).clip(0, len(inst_offset) - 1)
+        found = (inst_offset[at] == ioff) & (inst_serial[at] == indom)
+        if not found[owned].all():
+            return None
+        internal = np.where(owned, inst_internal[at], 0)
+    # (metric, instance) once each: instance ids are int32, None (singular) above them
+    keys = which.astype(np.int64) * (1 << 33) + np.where(owned, internal + (1 << 31), 1 << 32)
+    if len(np.unique(keys)) != count:
+        return None
+    mtype = m_type[which]
+    extras = table["extra"]
+    if ((mtype == TYPE_ELAPSED) & (extras > 0)).any():
+        return None
+    strings = np.flatnonzero(mtype == TYPE_STRING)
+    offsets = extras[strings]
+    if not slots_ok(ctx, offsets.tolist()):
+        return None
+    if len(strings):
+        ctx.slots.append(SlotBatch(offsets.astype(np.int64), strings.astype(np.int64),
+                                   "values[{}].extra", None,
+                                   sect.offset + VALUE_SIZE * strings + 8))
+    return ValueKeys(which.astype(np.int64), np.where(owned, internal, ValueKeys._NONE),
+                     len(ctx.metrics))
+
+
+def _instances(ctx: MmvContext) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                         npt.NDArray[np.int64]]:
+    """ctx.instance_at as sorted columns: offset, serial, internal id."""
+    at = ctx.instance_at
+    offsets = np.fromiter(at.keys(), np.int64, len(at))
+    owners = np.array(list(at.values()), np.int64).reshape(len(at), 2)
+    order = np.argsort(offsets)
+    return offsets[order], owners[order, 0], owners[order, 1]
