@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from pcpconform.fuzz.engine import Entry, input_kind, job_files, mutate, seeds_for
 from pcpconform.fuzz.findings import (
+    FINDING_FILE,
     Finding,
     backtrace_frames,
     finding_id,
@@ -169,12 +170,25 @@ class Campaign:
         finally:
             close()
             self._save_state()
+            self._save_hits()
             if self.o.status is not None:
                 self._status(started, first)
                 self.o.status.write("\n")
         return Summary(self.state.runs - first, time.monotonic() - started,
                        sorted(self.findings.values(), key=lambda f: f.id), new, len(self.state.queue),
                        len(self.state.seen), target_seconds)
+
+    def _save_hits(self) -> None:
+        """Hit counts grow after a finding is written: bring its finding.json up to date."""
+        for f in self.findings.values():
+            path = self.o.findings / f.id / FINDING_FILE
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("hits") != f.hits:
+                data["hits"] = f.hits
+                path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
     def _status(self, started: float, first: int) -> None:
         assert self.o.status is not None

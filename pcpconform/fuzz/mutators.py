@@ -255,6 +255,74 @@ def index_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str
     return f"index entry {n} {fld} = {e[fld]}"
 
 
+def _length_pairs(tree: Any) -> list[tuple[Any, str, str, int]]:
+    """(holder, count field, what it counts, extra) for every count or length in a parsed
+    record: an integer whose value is the size of a sibling list or byte string (vlen
+    counts its own 4-byte header, ``extra`` 4)."""
+    out = []
+    for _holder, _, node, _ in [(None, None, tree, "")] + list(leaves(tree)):
+        if not isinstance(node, dict):
+            continue
+        for key, value in node.items():
+            if type(value) is not int or key in _NOT_COUNTS:
+                continue
+            for sib, content in node.items():
+                if sib != key and isinstance(content, (bytes, list)) and not str(sib).endswith("_raw"):
+                    for extra in (0, 4):
+                        if value == len(content) + extra and (content or extra == 0):
+                            out.append((node, str(key), str(sib), extra))
+    return out
+
+
+_MARKER = 0x5A4      # a multiple of 4: a marked value block needs no padding
+_NOT_COUNTS = ("type", "sem", "valfmt", "vtype", "flags", "inst", "ident", "pmid", "indom")
+
+
+def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
+    """A count or length that disagrees with what it counts: the schema finds each count
+    and what it describes (jsonlen and the JSON, numinst and the instances, numval and the
+    values, vlen and the block ...), a marker build locates its bytes, and the original
+    record gets a value past, short of, or far beyond the content."""
+    part = rng.choice(["meta", *_parts(ed, volumes_only=True)])
+    i, offset, length = _pick_record(ed, part, rng)
+    _, raw = ed.record(part, i)
+    if part == "meta":
+        tree = ed.meta(i)
+        schema = ed.s.meta_record
+        skip = 0            # the meta record schema includes the length words
+    else:
+        if length <= ed.s.mark_size:
+            raise Skip("a mark")
+        tree = ed.s.result.parse(raw[4:-4])
+        schema = ed.s.result
+        skip = 4
+    pairs = _length_pairs(tree)
+    if not pairs:
+        raise Skip("no counts")
+    node, key, sib, extra = rng.choice(pairs)
+    value = node[key]
+    content = node[sib]
+    for other, same in list(node.items()):        # lists counted together (instlist, offsets)
+        if other == sib or (isinstance(same, list) and isinstance(content, list) and same and
+                            len(same) == len(content) and not str(other).endswith("_raw")):
+            node[other] = (b"\0" * _MARKER if isinstance(same, bytes) else ListContainer([same[0]] * _MARKER))
+    if "pad" in node and isinstance(content, bytes):
+        node["pad"] = b""
+    node[key] = _MARKER + extra
+    try:
+        marked = bytes(schema.build(tree))
+    except Exception as exc:
+        raise Skip(str(exc)) from None
+    at = marked.find(struct.pack(">I", _MARKER + extra))
+    if at < 0 or skip + at + 4 > length - 4:
+        raise Skip("count not found")
+    remaining = length - 4 - (skip + at + 4)
+    new = rng.choice([value + 1, value - 1, value + 4, 0, -1, remaining + 1, remaining + 8, 0xFFFF, 0x10000,
+                      0x7FFFFFFF, -0x80000000, length, value * 16 + 16])
+    struct.pack_into(">I", ed.files[part], offset + skip + at, new & 0xFFFFFFFF)
+    return f"{part} record {i} {key} (counting {sib}) {value} -> {new}"
+
+
 # -- record mutations ----------------------------------------------------------------------
 
 def delete_record(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
@@ -409,7 +477,8 @@ def byte_noise(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
 ARCHIVE_MUTATORS: dict[str, tuple[int, Callable[[ArchiveEdit, random.Random, list[Files]], str]]] = {
     "meta-field": (6, meta_field),
     "result-field": (6, result_field),
-    "record-word": (5, record_word),
+    "record-word": (3, record_word),
+    "length-field": (5, length_field),
     "label-field": (2, label_field),
     "index-field": (2, index_field),
     "delete-record": (2, delete_record),

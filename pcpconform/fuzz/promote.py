@@ -52,8 +52,8 @@ def promote(path: Path, corpus: Path) -> Path:
     tags = [f"area:{ordered[0].split('.')[0]}", f"fault:fuzz-{finding.kind}", "origin:pcpconform-fuzz"]
     source = f"{finding.command} (seed {finding.seed}, run {finding.run})"
     origin = {"writer": WRITER, "version": __version__, "source": source}
-    expected = {"verdict": "errors" if errors else "warnings", "error_codes": errors, "warning_codes": [c for c in codes if c not in errors],
-                "dump": None}
+    expected = {"verdict": "errors" if errors else "warnings", "error_codes": errors,
+                "warning_codes": [c for c in codes if c not in errors], "dump": None}
     made = Made(case_data(cid, "invalid", title, tags, clauses, version, origin, expected), dict(finding.files))
     where = corpus / "cases" / "invalid" / cid
     if where.exists():

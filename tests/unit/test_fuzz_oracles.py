@@ -12,7 +12,7 @@ import pytest
 from pcpconform.check.corpus.edit import ArchiveEdit
 from pcpconform.fuzz.archive_edit import archive_files, editor
 from pcpconform.fuzz.engine import job_files
-from pcpconform.fuzz.oracles import Job, classify, observe, stderr_signature
+from pcpconform.fuzz.oracles import Job, Observation, classify, observe, stderr_signature
 from pcpconform.fuzz.seeds import archive_seeds
 from pcpconform.fuzz.targets import RunResult, Target, target_from_impl, target_from_template
 
@@ -33,7 +33,7 @@ def _with_desc(field: str, value: int, name: str = "example-v2") -> dict[str, by
     return {k: bytes(v) for k, v in ed.files.items()}
 
 
-def _observe(target: Target, parts: dict[str, bytes]) -> object:
+def _observe(target: Target, parts: dict[str, bytes]) -> Observation:
     files, names = job_files("archive", parts)
     return observe(Job(target, "archive", files, names))
 

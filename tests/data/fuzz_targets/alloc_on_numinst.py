@@ -6,7 +6,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _meta import meta_records  # noqa: E402
+from _meta import meta_records
 
 for rtype, body in meta_records(sys.argv[1]):
     if rtype == 2 and len(body) >= 16:
