@@ -14,6 +14,8 @@ import pytest
 
 from pcpconform.cli import main
 from pcpconform.conform.runner import run_conformance
+from pcpconform.oracles.derive.profiles import PROFILES
+from pcpconform.oracles.interp.model import RULE_SETS
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = ROOT / "examples" / "adapters" / "pcpconform_adapter.py"
@@ -48,6 +50,7 @@ def test_the_kit_speaks_the_persistent_form_by_hand(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     start, first, second = (json.loads(line) for line in done.stdout.splitlines())
     assert start["protocol"] == 1 and start["persistent"] is True and "derive" in start["suites"]
+    assert start["rules"] == list(RULE_SETS) and start["profiles"] == list(PROFILES)
     assert first["seq"] == 1 and first["exit"] == 1 and json.loads(first["stdout"])["valid"] is False
     assert second == {"seq": 2, "exit": 2, "stdout": "", "stderr": "no such request: nonsense with 0 arguments"}
 
