@@ -19,12 +19,13 @@ import numpy as np
 import numpy.typing as npt
 from construct import Construct
 
-from pcpconform.check.mmv.context import MmvContext, Section, SlotBatch
+from pcpconform.check.mmv.context import IndomFact, MmvContext, Section, SlotBatch
 from pcpconform.mmv.columns import entry_dtype
 from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_STRING
 from pcpconform.mmv.schema import STRING_SIZE, VALUE_SIZE
 
-__all__ = ["CheckFallback", "FALLBACKS", "section_table", "slots_ok",
+__all__ = ["CheckFallback", "FALLBACKS", "section_table", "slots_ok", "slot_texts",
+           "inline_texts", "instance_columns",
            "ValueKeys", "value_columns"]
 
 
@@ -52,12 +53,66 @@ def section_table(ctx: MmvContext, schema: Construct, offset: int, count: int
 def slots_ok(ctx: MmvContext, offsets: list[int]) -> bool:
     """Whether every offset is a whole string slot after the TOC with a NUL in its 256 bytes
     (what MmvContext.slot accepts without a finding)."""
+    return slot_texts(ctx, offsets, decode=False) is not None
+
+
+def slot_texts(ctx: MmvContext, offsets: list[int], *, decode: bool = True) -> list[str] | None:
+    """The texts of string slots, or None when one is not what MmvContext.slot accepts
+    without a finding (a whole slot after the TOC, a NUL in its 256 bytes)."""
     if not offsets:
-        return True
+        return []
     if min(offsets) < ctx.toc_end or max(offsets) + STRING_SIZE > ctx.size:
+        return None
+    data = ctx.data
+    ends = list(map(data.find, repeat(b"\0"), offsets, map(add, offsets, repeat(STRING_SIZE))))
+    if -1 in ends:
+        return None
+    if not decode:
+        return []
+    return [data[at:end].decode("utf-8", "surrogateescape") for at, end in zip(offsets, ends)]
+
+
+def inline_texts(raw: npt.NDArray[np.void]) -> list[str] | None:
+    """The texts of inline (v1) names of a "V" column, or None when one has no NUL."""
+    if len(raw) == 0:
+        return []
+    rows = np.ascontiguousarray(raw).view(np.uint8).reshape(len(raw), raw.dtype.itemsize)
+    nul = rows == 0
+    if not nul.any(axis=1).all():
+        return None
+    ends: list[int] = nul.argmax(axis=1).tolist()
+    return [bytes(r[:end]).decode("utf-8", "surrogateescape") for r, end in zip(rows, ends)]
+
+
+def instance_columns(ctx: MmvContext, d: IndomFact, first: int, count: int, f: str) -> bool:
+    """Check an indom's instance entries (inside the file) by columns and record them as
+    the per-entry checks do; False when one needs those checks (nothing recorded then)."""
+    assert ctx.structs is not None
+    size = ctx.structs.instance_size
+    table = section_table(ctx, ctx.structs.instance, first, count)
+    internals = table["internal"]
+    if (table["indom"] != d.offset).any() or (internals < 0).any():
         return False
-    find = ctx.data.find
-    return -1 not in map(find, repeat(b"\0"), offsets, map(add, offsets, repeat(STRING_SIZE)))
+    external = table["external"]
+    if ctx.version == 1:
+        names = inline_texts(external)
+    else:
+        offsets = external.astype(np.int64)
+        names = slot_texts(ctx, offsets.tolist())
+    if names is None or "" in names or len(set(names)) != count:
+        return False
+    ids: list[int] = internals.tolist()
+    held = dict(zip(ids, names))
+    if len(held) != count:
+        return False
+    d.instances.update(held)
+    ats = range(first, first + size * count, size)
+    ctx.instance_at.update(zip(ats, zip(repeat(d.serial), ids)))
+    if ctx.version > 1 and count:
+        rows = np.arange(count, dtype=np.int64)
+        ctx.slots.append(SlotBatch(offsets, rows, (f + ".instances[{}].external",), None,
+                                   d.index, first + size * rows + 16))
+    return True
 
 
 class ValueKeys:
@@ -124,7 +179,8 @@ def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
         internal = np.where(owned, inst_internal[at], 0)
     # (metric, instance) once each: instance ids are int32, None (singular) above them
     keys = which.astype(np.int64) * (1 << 33) + np.where(owned, internal + (1 << 31), 1 << 32)
-    if len(np.unique(keys)) != count:
+    ordered = np.sort(keys)
+    if (ordered[1:] == ordered[:-1]).any():
         return None
     mtype = m_type[which]
     extras = table["extra"]
@@ -136,7 +192,7 @@ def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
         return None
     if len(strings):
         ctx.slots.append(SlotBatch(offsets.astype(np.int64), strings.astype(np.int64),
-                                   "values[{}].extra", None,
+                                   ("values[{}].extra",), None, None,
                                    sect.offset + VALUE_SIZE * strings + 8))
     return ValueKeys(which.astype(np.int64), np.where(owned, internal, ValueKeys._NONE),
                      len(ctx.metrics))

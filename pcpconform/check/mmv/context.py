@@ -62,19 +62,21 @@ class MetricFact:
 
 
 class SlotBatch(NamedTuple):
-    """String slots one column of a section reaches, in entry order: what MmvContext.slot
-    records for each, as arrays (row k: field ``field.format(rows[k])``, record
-    ``record`` or, when None, ``rows[k]``)."""
+    """String slots the column pass reached, in the order the per-entry checks reach them:
+    what MmvContext.slot records for each, as arrays (slot k: field
+    ``fields[kinds[k]].format(rows[k])``, record ``record`` or, when None, ``rows[k]``)."""
 
     offsets: npt.NDArray[np.int64]
     rows: npt.NDArray[np.int64]
-    field: str
+    fields: tuple[str, ...]
+    kinds: npt.NDArray[np.int64] | None     # None: every slot of fields[0]
     record: int | None
     wheres: npt.NDArray[np.int64]
 
     def entry(self, k: int) -> tuple[int, str, int | None, int]:
         row = int(self.rows[k])
-        return (int(self.offsets[k]), self.field.format(row),
+        fmt = self.fields[0 if self.kinds is None else int(self.kinds[k])]
+        return (int(self.offsets[k]), fmt.format(row),
                 row if self.record is None else self.record, int(self.wheres[k]))
 
 

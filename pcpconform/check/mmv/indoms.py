@@ -7,6 +7,7 @@ them through the instances section. Both routes are checked here.
 
 from __future__ import annotations
 
+from pcpconform.check.mmv.columns import FALLBACKS, CheckFallback, instance_columns
 from pcpconform.check.mmv.context import IndomFact, MmvContext
 from pcpconform.mmv.schema import INDOM_SIZE, MMV_NAMEMAX, TOC_INDOMS, TOC_INSTANCES
 
@@ -81,6 +82,10 @@ def _instances(ctx: MmvContext, d: IndomFact, first: int, count: int, f: str) ->
                   or (first - inst.offset) % size):
         ctx.add("mmv.toc-crosscheck", f"the instances at {first} are not entries of the"
                 " instances section", record=d.index, offset=d.offset + 8, field=f + ".offset")
+    if ctx.columns:
+        if instance_columns(ctx, d, first, count, f):
+            return
+        FALLBACKS[CheckFallback.INSTANCES] += 1
     names: dict[str, int] = {}
     for k in range(count):
         at = first + size * k
