@@ -1,14 +1,18 @@
-"""The MMV column path is taken on a file shaped like benchmarks/bench_mmv.py's (every type,
-large and small indoms, long names, metric by metric or not), and a file it flags goes back
-to the per-entry path with its reason counted."""
+"""The MMV column paths (the reader's and the validator's) are taken on a file shaped like
+benchmarks/bench_mmv.py's (every type, large and small indoms, long names, metric by metric
+or not), and a file they flag goes to the per-entry path with its reason counted."""
 
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pcpconform.check.mmv import check_mmv_file
+from pcpconform.check.mmv.columns import FALLBACKS as CHECK_FALLBACKS
+from pcpconform.check.mmv.columns import CheckFallback
 from pcpconform.errors import FormatError
 from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv, parse_mmv
 from pcpconform.mmv import model as mm
@@ -115,3 +119,29 @@ def _section(data: bytes, kind: int) -> tuple[int, int]:
         if k == kind:
             return count, offset
     raise AssertionError(f"no section {kind}")
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_check_column_pass_taken_on_the_benchmark_shape(version: int, tmp_path: Path) -> None:
+    path = tmp_path / "bench"
+    path.write_bytes(build_mmv(bench_shaped(version)))
+    CHECK_FALLBACKS.clear()
+    fast = check_mmv_file(path)
+    assert not CHECK_FALLBACKS, f"the column pass fell back: {dict(CHECK_FALLBACKS)}"
+    assert fast.diagnostics == check_mmv_file(path, columns=False).diagnostics
+    assert fast.errors == 0 and fast.diagnostics          # ELAPSED metrics of instant semantics
+
+
+def test_a_flagged_value_section_is_checked_entry_by_entry_and_counted(tmp_path: Path) -> None:
+    data = bytearray(build_mmv(bench_shaped()))
+    count, offset = _section(bytes(data), TOC_VALUES)
+    at = offset + VALUE_SIZE * (count // 2) + 16
+    data[at:at + 8] = (7).to_bytes(8, "little")
+    path = tmp_path / "bench"
+    path.write_bytes(bytes(data))
+    CHECK_FALLBACKS.clear()
+    fast = check_mmv_file(path)
+    assert CHECK_FALLBACKS == {CheckFallback.VALUES: 1}
+    assert fast.diagnostics == check_mmv_file(path, columns=False).diagnostics
+    assert [d.field for d in fast.diagnostics if d.code == "mmv.value-metric"] == \
+        [f"values[{count // 2}].metric"]

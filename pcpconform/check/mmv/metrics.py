@@ -4,8 +4,20 @@ semantics, units and indom references."""
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import Any, NamedTuple
 
-from pcpconform.check.mmv.context import MetricFact, MmvContext
+import numpy as np
+
+from pcpconform.check.mmv.columns import (
+    FALLBACKS,
+    CheckFallback,
+    inline_texts,
+    section_table,
+    slot_texts,
+    slots_ok,
+)
+from pcpconform.check.mmv.context import MetricFact, MmvContext, Section, SlotBatch
 from pcpconform.format.pmtypes import PmUnits
 from pcpconform.mmv.model import (
     MMV_TYPES,
@@ -42,43 +54,110 @@ def check_metrics(ctx: MmvContext) -> None:
         return
     assert ctx.structs is not None
     s = ctx.structs
+    serials = {d.serial for d in ctx.indoms}
+    if ctx.columns:
+        if _metric_columns(ctx, sect, serials):
+            return
+        FALLBACKS[CheckFallback.METRICS] += 1
     items: dict[int, int] = {}
     names: dict[str, int] = {}
-    serials = {d.serial for d in ctx.indoms}
     for n in range(sect.fitting(ctx.size)):
         where = sect.offset + s.metric_size * n
         f = f"metrics[{n}]"
         m = ctx.parse(s.metric, where, s.metric_size)
         name = _name(ctx, m.name, where, f, n)
-        exported = None
-        if name is not None:
-            exported = _check_name(ctx, name, where, f, n)
-        if m.item > 1023:
-            ctx.add("mmv.metric-item", f"item {m.item} does not fit the PMID's 10 bits: not exported",
-                    record=n, offset=where + _after_name(ctx), field=f + ".item")
-            exported = None
-        elif m.item in items:
-            ctx.add("mmv.metric-item-duplicate", f"item {m.item} is also metrics[{items[m.item]}]:"
-                    " the PMDA drops this one", record=n, offset=where + _after_name(ctx),
-                    field=f + ".item")
-            exported = None
-        items.setdefault(m.item, n)
-        if exported is not None:
-            if exported in names:
-                ctx.add("mmv.metric-name-duplicate", f"{exported} is also metrics[{names[exported]}]:"
-                        " the PMDA drops this one silently", record=n, offset=where, field=f + ".name")
-                exported = None
-            else:
-                names[exported] = n
-        fact = MetricFact(n, where, name, exported, m.item, m.type, m.semantics, m.dimension,
-                          m.indom & 0xFFFFFFFF)
-        _check_desc(ctx, fact, serials, f)
+        fact = _metric(ctx, n, where, name, m, serials, items, names)
         base = where + _after_name(ctx)
         for k, label in enumerate(("shorttext", "helptext")):
             ctx.slot(m[label], code="mmv.help-offset", nul_code="mmv.string-nul",
                      fld=f"{f}.{label}", record=n, where=base + 24 + 8 * k, optional=True)
         ctx.metrics.append(fact)
         ctx.metric_at[where] = fact
+
+
+def _metric(ctx: MmvContext, n: int, where: int, name: str | None, m: Any, serials: set[int],
+            items: dict[int, int], names: dict[str, int]) -> MetricFact:
+    """Everything about metrics[n] but its string slots; ``items`` and ``names`` map the
+    items and exported names met so far to their first metric."""
+    f = f"metrics[{n}]"
+    exported = None
+    if name is not None:
+        exported = _check_name(ctx, name, where, f, n)
+    if m.item > 1023:
+        ctx.add("mmv.metric-item", f"item {m.item} does not fit the PMID's 10 bits: not exported",
+                record=n, offset=where + _after_name(ctx), field=f + ".item")
+        exported = None
+    elif m.item in items:
+        ctx.add("mmv.metric-item-duplicate", f"item {m.item} is also metrics[{items[m.item]}]:"
+                " the PMDA drops this one", record=n, offset=where + _after_name(ctx),
+                field=f + ".item")
+        exported = None
+    items.setdefault(m.item, n)
+    if exported is not None:
+        if exported in names:
+            ctx.add("mmv.metric-name-duplicate", f"{exported} is also metrics[{names[exported]}]:"
+                    " the PMDA drops this one silently", record=n, offset=where, field=f + ".name")
+            exported = None
+        else:
+            names[exported] = n
+    fact = MetricFact(n, where, name, exported, m.item, m.type, m.semantics, m.dimension,
+                      m.indom & 0xFFFFFFFF)
+    _check_desc(ctx, fact, serials, f)
+    return fact
+
+
+def _metric_columns(ctx: MmvContext, sect: Section, serials: set[int]) -> bool:
+    """The metrics checked as check_metrics checks them, their names and help texts read by
+    columns; False (nothing reported or recorded) when a string slot needs the per-entry
+    checks."""
+    assert ctx.structs is not None
+    count = sect.fitting(ctx.size)
+    table = section_table(ctx, ctx.structs.metric, sect.offset, count)
+    if ctx.version == 1:
+        names = inline_texts(table["name"])
+    else:
+        names = slot_texts(ctx, table["name"].astype(np.int64).tolist())
+    # as signed: an offset above 2^63 is no slot
+    helps = np.stack([table["shorttext"], table["helptext"]], axis=1).astype(np.int64)
+    if names is None or not slots_ok(ctx, helps[helps != 0].tolist()):
+        return False
+    items: dict[int, int] = {}
+    exported: dict[str, int] = {}
+    size = ctx.structs.metric_size
+    entries = map(_Entry._make, zip(table["item"].tolist(), table["type"].tolist(),
+                                    table["semantics"].tolist(), table["dimension"].tolist(),
+                                    table["indom"].tolist()))
+    for n, (name, m) in enumerate(zip(names, entries)):
+        where = sect.offset + size * n
+        fact = _metric(ctx, n, where, name, m, serials, items, exported)
+        ctx.metrics.append(fact)
+        ctx.metric_at[where] = fact
+    # the slots in the per-entry order: each metric's name (v2 and v3), short, long help
+    wheres = sect.offset + size * np.arange(count, dtype=np.int64)
+    after = _after_name(ctx)
+    slots = np.concatenate([table["name"].astype(np.int64)[:, None] if ctx.version > 1
+                            else np.zeros((count, 1), np.int64), helps], axis=1)
+    at = np.stack([wheres, wheres + after + 24, wheres + after + 32], axis=1)
+    present = slots != 0
+    if ctx.version > 1:
+        present[:, 0] = True
+    rows, kinds = np.nonzero(present)
+    if len(rows):
+        ctx.slots.append(SlotBatch(slots[present], rows.astype(np.int64),
+                                   ("metrics[{}].name", "metrics[{}].shorttext",
+                                    "metrics[{}].helptext"), kinds.astype(np.int64), None,
+                                   at[present]))
+    return True
+
+
+class _Entry(NamedTuple):
+    """The fields of a metric entry _metric reads."""
+
+    item: int
+    type: int
+    semantics: int
+    dimension: int
+    indom: int
 
 
 def _after_name(ctx: MmvContext) -> int:
@@ -145,7 +224,16 @@ def _check_desc(ctx: MmvContext, m: MetricFact, serials: set[int], f: str) -> No
 
 
 def _units(ctx: MmvContext, m: MetricFact, where: int, f: str) -> None:
-    u = PmUnits.from_word(m.dimension)
+    bad = _unit_problems(m.dimension)
+    if bad:
+        ctx.add("mmv.metric-units", f"pmUnits word {m.dimension:#010x}: " + "; ".join(bad),
+                record=m.index, offset=where, field=f + ".dimension")
+
+
+@cache
+def _unit_problems(word: int) -> tuple[str, ...]:
+    """What is wrong with a pmUnits word (a file uses few words, for many metrics)."""
+    u = PmUnits.from_word(word)
     bad = []
     for label, dim, scale, top in (("Space", u.dimSpace, u.scaleSpace, 6),
                                    ("Time", u.dimTime, u.scaleTime, 5)):
@@ -155,8 +243,6 @@ def _units(ctx: MmvContext, m: MetricFact, where: int, f: str) -> None:
             bad.append(f"scale{label} {scale} with dim{label} 0")
     if u.scaleCount and not u.dimCount:
         bad.append(f"scaleCount {u.scaleCount} with dimCount 0")
-    if m.dimension & 0xFF:
-        bad.append(f"the low byte is {m.dimension & 0xFF:#x}")
-    if bad:
-        ctx.add("mmv.metric-units", f"pmUnits word {m.dimension:#010x}: " + "; ".join(bad),
-                record=m.index, offset=where, field=f + ".dimension")
+    if word & 0xFF:
+        bad.append(f"the low byte is {word & 0xFF:#x}")
+    return tuple(bad)
