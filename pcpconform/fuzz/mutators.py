@@ -10,6 +10,7 @@ one that finds nothing to change raises ``Skip``.
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import lzma
 import random
@@ -144,6 +145,14 @@ def _parts(ed: ArchiveEdit, volumes_only: bool = False) -> list[str]:
 
 
 def _related_in(ed: ArchiveEdit) -> dict[str, list[int]]:
+    return {k: list(v) for k, v in _related_meta(bytes(ed.files.get("meta", b"")), ed.version).items()}
+
+
+@functools.lru_cache(maxsize=256)
+def _related_meta(meta: bytes, version: int) -> dict[str, list[int]]:
+    """pmIDs, indoms, instances and idents the metadata holds (cached: the queue's inputs
+    share their .meta files often)."""
+    ed = editor({"meta": meta})
     out: dict[str, list[int]] = {"pmid": [], "indom": [], "inst": [], "ident": []}
     for i in range(1, min(len(ed.records("meta")), 200) + 1):
         try:
@@ -274,7 +283,6 @@ def _length_pairs(tree: Any) -> list[tuple[Any, str, str, int]]:
     return out
 
 
-_MARKER = 0x5A4      # a multiple of 4: a marked value block needs no padding
 _NOT_COUNTS = ("type", "sem", "valfmt", "vtype", "flags", "inst", "ident", "pmid", "indom")
 
 
@@ -301,19 +309,25 @@ def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> st
         raise Skip("no counts")
     node, key, sib, extra = rng.choice(pairs)
     value = node[key]
-    content = node[sib]
+    before = bytes(schema.build(tree))
+    # one more element (4 more bytes) and the count raised to match: the count's bytes are
+    # where the two builds first differ
+    grow = 4 if isinstance(node[sib], bytes) else 1
     for other, same in list(node.items()):        # lists counted together (instlist, offsets)
-        if other == sib or (isinstance(same, list) and isinstance(content, list) and same and
-                            len(same) == len(content) and not str(other).endswith("_raw")):
-            node[other] = (b"\0" * _MARKER if isinstance(same, bytes) else ListContainer([same[0]] * _MARKER))
-    if "pad" in node and isinstance(content, bytes):
-        node["pad"] = b""
-    node[key] = _MARKER + extra
+        if other == sib or (isinstance(same, list) and isinstance(node[sib], list) and same and
+                            len(same) == len(node[sib]) and not str(other).endswith("_raw")):
+            node[other] = same + b"\0" * 4 if isinstance(same, bytes) else ListContainer([*same, same[-1]])
+    node[key] = value + grow
     try:
-        marked = bytes(schema.build(tree))
+        after = bytes(schema.build(tree))
     except Exception as exc:
         raise Skip(str(exc)) from None
-    at = marked.find(struct.pack(">I", _MARKER + extra))
+    # the count's bytes: where the first build holds the old count and the second the new
+    # (the record's own length words differ too, but not from value to value + grow)
+    old_word, new_word = struct.pack(">I", value & 0xFFFFFFFF), struct.pack(">I", (value + grow) & 0xFFFFFFFF)
+    at = before.find(old_word)
+    while at >= 0 and after[at:at + 4] != new_word:
+        at = before.find(old_word, at + 1)
     if at < 0 or skip + at + 4 > length - 4:
         raise Skip("count not found")
     remaining = length - 4 - (skip + at + 4)
