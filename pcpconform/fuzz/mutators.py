@@ -307,7 +307,7 @@ def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> st
     pairs = _length_pairs(tree)
     if not pairs:
         raise Skip("no counts")
-    node, key, sib, extra = rng.choice(pairs)
+    node, key, sib, _ = rng.choice(pairs)
     value = node[key]
     before = bytes(schema.build(tree))
     # one more element (4 more bytes) and the count raised to match: the count's bytes are
