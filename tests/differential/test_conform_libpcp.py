@@ -33,7 +33,7 @@ ADAPTER = {"pcp-6.0.3": "libpcp-6.0.3", "pcp-6.3": "libpcp-6.3", "pcp-7": "libpc
 SUBSET = {
     "validator": ["example-v3", "desc-sem-v2", "desc-name-v3", "event-structure-v2", "indom-length-v2",
                   "label-features-v3", "file-missing-index-v2"],
-    "reader": ["example-v2", "events-v3", "delta-indom-v3"],
+    "reader": ["example-v2", "events-v3", "delta-indom-v3", "types-v3"],
     "interp": ["interp-seed-v3/fwd-3s@*", "interp-seed-v3/back-7s@*", "dev-discrete-stale-v3/*"],
 }
 

@@ -13,7 +13,7 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
 * validator: pmlogcheck's exit status (0: valid); no codes (pmlogcheck has none of
   spec/validator.md's).
 * reader: libpcp does not expose where a record lies (file, record number, offset), the
-  order of ``.meta`` records, index entries, label sets, the v3 label's ``features`` and
+  order of ``.meta`` records, index entries, the v3 label's ``features`` and
   ``reserved``, the raw bytes of a record, nor unpacked event arrays through the bindings
   (IMPL-READ-1). The adapter therefore takes the kit's dump of the archive as a skeleton for
   those and puts in every member libpcp does expose (:data:`FROM_LIBPCP`), read by
@@ -54,6 +54,7 @@ FROM_LIBPCP: dict[str, tuple[str, ...]] = {
     "desc": ("type", "indom", "sem", "units", "names"),
     "indom": ("instances",),
     "text": ("text",),
+    "labelset": ("sets",),
     "result": ("timestamp", "mark", "vsets"),
 }
 
@@ -163,6 +164,8 @@ def _key(obj: dict[str, Any]) -> tuple[Any, ...] | None:
         return ("indom", obj["indom"], obj["timestamp"]["sec"], obj["timestamp"]["nsec"])
     if kind == "text":
         return ("text", obj["target"], obj["ident"], obj["class"])
+    if kind == "labelset":
+        return ("labelset", obj["type"], obj["ident"], obj["timestamp"]["sec"], obj["timestamp"]["nsec"])
     return None
 
 
@@ -172,7 +175,9 @@ def reader_queries(skeleton: Sequence[dict[str, Any]]) -> dict[str, list[list[An
     indoms = [[o["indom"], o["timestamp"]["sec"], o["timestamp"]["nsec"]]
               for o in skeleton if o["kind"] == "indom"]
     texts = [[o["target"], o["ident"], o["class"]] for o in skeleton if o["kind"] == "text"]
-    return {"indoms": indoms, "texts": texts}
+    labelsets = [[o["type"], o["ident"], o["timestamp"]["sec"], o["timestamp"]["nsec"]]
+                 for o in skeleton if o["kind"] == "labelset"]
+    return {"indoms": indoms, "texts": texts, "labelsets": labelsets}
 
 
 def _same_set(kit: list[Any], libpcp: list[Any]) -> bool:
@@ -222,7 +227,7 @@ def merge_reader(skeleton: Sequence[dict[str, Any]], libpcp: Sequence[dict[str, 
             for member in FROM_LIBPCP["label"]:
                 if member in obj and member in label:
                     obj[member] = label[member]
-        elif kind in ("desc", "indom", "text"):
+        elif kind in ("desc", "indom", "text", "labelset"):
             key = _key(obj)
             got = keyed.get(key) if key is not None else None
             if got is None or "error" in got:

@@ -11,12 +11,13 @@ Debian PCP, or a chroot's) and nothing beyond the standard library and ``pcp``:
 
 ``reader`` prints one JSON object per line, in the dump's vocabulary (spec/dump-jsonl.md)
 but without locations, which the PMAPI does not expose: the archive label, every
-descriptor, the instance domain at each (indom, time) and the help texts that ``QUERIES``
-(a JSON file) asks for, and every result pmFetchArchive returns, in order. Values are
-tagged as DUMP-VAL-1 says; event arrays are not unpacked (the bindings have no
-pmUnpackEventRecords), so their value is ``null``. A PMAPI error stops the reader with exit
-status 1; a crash of libpcp kills the process, and a pmlogcheck killed by a signal kills
-this script by the same signal, so the runner sees the crash.
+descriptor, the instance domain at each (indom, time), the help texts and the label sets
+at each (type, ident, time) that ``QUERIES`` (a JSON file) asks for, and every result
+pmFetchArchive returns, in order. Values are tagged as DUMP-VAL-1 says; event arrays are
+not unpacked (the bindings have no pmUnpackEventRecords), so their value is ``null``. A
+PMAPI error stops the reader with exit status 1; a crash of libpcp kills the process, and a
+pmlogcheck killed by a signal kills this script by the same signal, so the runner sees the
+crash.
 """
 
 import ctypes
@@ -218,6 +219,43 @@ class Reader:
                 obj["error"] = str(exc)
             self.emit(obj)
 
+    def labelsets(self) -> None:
+        """Each label-set record the queries name, as libpcp holds it at the record's time:
+        the pmLabelSets of pmGetContextLabels ... pmGetInstancesLabels, through the C calls
+        (the bindings' wrappers give parsed dicts, not the stored JSON and label fields)."""
+        set_mode = getattr(self.ctx, "pmSetModeHighRes", None) or self.ctx.pmSetMode
+        zero = pmapi.timespec(0, 0)
+        calls = {"context": None, "domain": LIBPCP.pmGetDomainLabels, "cluster": LIBPCP.pmGetClusterLabels,
+                 "item": LIBPCP.pmGetItemLabels, "indom": LIBPCP.pmGetInDomLabels,
+                 "instances": LIBPCP.pmGetInstancesLabels}
+        for kind, ident, sec, nsec in self.queries.get("labelsets", []):
+            obj = {"kind": "labelset", "type": kind, "ident": ident, "timestamp": {"sec": sec, "nsec": nsec}}
+            if kind not in calls:
+                continue
+            set_mode(c_api.PM_MODE_FORW, pmapi.timespec(sec, nsec), zero)
+            LIBPCP.pmUseContext(self.ctx.ctx)
+            result = ctypes.POINTER(pmapi.pmLabelSet)()
+            if kind == "context":
+                n = LIBPCP.pmGetContextLabels(ctypes.byref(result))
+            else:
+                n = calls[kind](ident, ctypes.byref(result))
+            if n < 0:
+                obj["error"] = c_api.pmErrSymDict.get(n, str(n))
+            else:
+                obj["sets"] = []
+                for k in range(n):
+                    ls = result[k]
+                    labels = [{"name": ls.labels[j].name & 0xffff, "namelen": ls.labels[j].namelen & 0xff,
+                               "flags": ls.labels[j].flags & 0xff, "value": ls.labels[j].value & 0xffff,
+                               "valuelen": ls.labels[j].valuelen & 0xffff} for j in range(max(ls.nlabels, 0))]
+                    obj["sets"].append({"inst": ls.inst & 0xffffffff,
+                                        "json": escape(ctypes.string_at(ls.json, ls.jsonlen & 0xffff)
+                                                       if ls.json else b""),
+                                        "nlabels": ls.nlabels, "labels": labels})
+                if n > 0:
+                    LIBPCP.pmFreeLabelSets(result, n)
+            self.emit(obj)
+
     def results(self) -> None:
         fetch = getattr(self.ctx, "pmFetchHighResArchive", None) or self.ctx.pmFetchArchive
         free = getattr(self.ctx, "pmFreeHighResResult", None) or self.ctx.pmFreeResult
@@ -254,6 +292,7 @@ class Reader:
         self.metrics()
         self.texts()
         self.indoms()
+        self.labelsets()
         self.results()
 
 
