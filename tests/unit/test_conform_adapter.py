@@ -43,16 +43,19 @@ def test_the_kit_speaks_the_persistent_form_by_hand(tmp_path: Path) -> None:
                 {"cmd": "run", "seq": 1, "case": "x", "suite": "validator", "dir": str(tmp_path),
                  "args": [str(tmp_path / "none")], "options": {}},
                 {"cmd": "run", "seq": 2, "case": "x", "suite": "nonsense", "dir": str(tmp_path), "args": []},
+                {"cmd": "run", "seq": 3, "case": "x", "suite": "interp", "dir": str(tmp_path),
+                 "args": [str(tmp_path / "a"), str(tmp_path / "no-request.json")]},
                 {"cmd": "stop"}]
     done = subprocess.run([sys.executable, "-m", "pcpconform.conform.adapters.kit", "--persistent"],
                           input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    start, first, second = (json.loads(line) for line in done.stdout.splitlines())
+    start, first, second, third = (json.loads(line) for line in done.stdout.splitlines())
     assert start["protocol"] == 1 and start["persistent"] is True and "derive" in start["suites"]
     assert start["rules"] == list(RULE_SETS) and start["profiles"] == list(PROFILES)
     assert first["seq"] == 1 and first["exit"] == 1 and json.loads(first["stdout"])["valid"] is False
     assert second == {"seq": 2, "exit": 2, "stdout": "", "stderr": "no such request: nonsense with 0 arguments"}
+    assert third["exit"] == 2 and third["stderr"].startswith("FileNotFoundError")    # the process lives on
 
 
 @pytest.mark.skipif(shutil.which("pmlogcheck") is None, reason="PCP's pmlogcheck is not installed")

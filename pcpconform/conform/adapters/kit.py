@@ -150,6 +150,8 @@ def serve(lines: TextIO, out: TextIO) -> int:
                 reply = {"seq": request["seq"], "exit": status, "stdout": buffer.getvalue()}
             except Failed as exc:
                 reply = {"seq": request["seq"], "exit": 2, "stdout": "", "stderr": str(exc)}
+            except Exception as exc:  # a bug of ours costs this case, not the process
+                reply = {"seq": request["seq"], "exit": 2, "stdout": "", "stderr": f"{type(exc).__name__}: {exc}"}
             out.write(json.dumps(reply, separators=(",", ":")) + "\n")
         out.flush()
     return 0
