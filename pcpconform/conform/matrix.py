@@ -1,5 +1,5 @@
 """The verdict matrix: the corpus run against several implementations at once, one report
-with the cases as rows (grouped by the clause they exercise first), the implementations as
+with the units as rows (grouped by a clause of their suite's chapter), the implementations as
 columns and a verdict in each cell, counted per implementation and per suite.
 
     report = run_matrix("corpus")                       # every built-in adapter available here
@@ -21,6 +21,11 @@ name it beside the verdict, and an unexplained one is listed under "Unexplained"
         runs the matrix and writes docs/conformance-matrix.{md,json,html}
     python -m pcpconform.conform.matrix --from-json docs/conformance-matrix.json --output ...
         renders committed results again without running anything
+
+Exit status 0 when every libpcp failure is explained, 1 when one is not, 2 when the matrix
+cannot be made. The committed pages were made from a copy of the committed corpus
+(``git archive HEAD corpus``, ``--corpus`` and ``--corpus-label "corpus at COMMIT"``), so
+that cases rebuilt during the run cannot change under it.
 """
 
 from __future__ import annotations
