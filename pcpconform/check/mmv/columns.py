@@ -179,9 +179,11 @@ def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
         internal = np.where(owned, inst_internal[at], 0)
     # (metric, instance) once each: instance ids are int32, None (singular) above them
     keys = which.astype(np.int64) * (1 << 33) + np.where(owned, internal + (1 << 31), 1 << 32)
-    ordered = np.sort(keys)
-    if (ordered[1:] == ordered[:-1]).any():
-        return None
+    # increasing keys (values laid out metric by metric, instances in id order) are distinct
+    if not (keys[1:] > keys[:-1]).all():
+        ordered = np.sort(keys)
+        if (ordered[1:] == ordered[:-1]).any():
+            return None
     mtype = m_type[which]
     extras = table["extra"]
     if ((mtype == TYPE_ELAPSED) & (extras > 0)).any():

@@ -84,13 +84,12 @@ def _missing(ctx: MmvContext, seen: Container[tuple[int, int | None]],
     for m in ctx.metrics:
         if m.exported is None or m.type == TYPE_NOSUPPORT:
             continue
-        if m.indom in (0, 0xFFFFFFFF):
-            wanted: list[int | None] = [None]
-        else:
-            d = indoms.get(m.indom)
-            wanted = [] if d is None else list(d.instances)
-        if counts is not None and counts[m.index] == len(wanted):
+        singular = m.indom in (0, 0xFFFFFFFF)
+        d = None if singular else indoms.get(m.indom)
+        if counts is not None and counts[m.index] == (1 if singular else len(d.instances) if d
+                                                      else 0):
             continue
+        wanted: list[int | None] = [None] if singular else [] if d is None else list(d.instances)
         absent = [i for i in wanted if (m.index, i) not in seen]
         if absent:
             which = "" if absent == [None] else f" for instance(s) {absent[:5]}"
