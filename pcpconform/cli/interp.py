@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from collections.abc import Iterable
 from typing import Any, cast
 
 from pcpconform.cli.output import opened_output
@@ -12,6 +14,7 @@ from pcpconform.extra import MissingExtra
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.builtin import MetricSource
 from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for
+from pcpconform.oracles.interp.model import Sample
 from pcpconform.oracles.interp.replay import DEVIATIONS, RULE_SETS, Replay
 from pcpconform.oracles.interp.report import write_csv, write_json, write_text
 from pcpconform.oracles.interp.schedule import (
@@ -66,6 +69,15 @@ def singular_warnings(replay: Replay, source: MetricSource) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except MemoryError:
+        # the observations of the metrics asked for are kept (8 bytes a time and a value)
+        raise UsageError(f"{args.archive}: out of memory holding the observations of "
+                         f"{', '.join(args.metric)}; ask for fewer metrics or instances") from None
+
+
+def _run(args: argparse.Namespace) -> int:
     archive = Archive(args.archive)
     source = MetricSource(archive)
     pmids: list[int] = []
@@ -90,13 +102,17 @@ def run(args: argparse.Namespace) -> int:
     note = extent_note(archive.start, replay.first_record)
     for line in [*([note] if note else []), *singular_warnings(replay, source)]:
         print(f"pcpconform interp: warning: {line}", file=sys.stderr)
-    samples = replay.schedule(start, interval, count)
-    rates = rate_convert(samples, replay.descs) if args.rate else None
-    if args.plot:
-        plot_replay = _plotter()
-        plot_replay(replay, samples, args.plot, title=f"{args.archive} ({rules})", rates=rates,
-                    names=source.metric_name)
-    shown = rates if rates is not None else samples
+    shown: Iterable[Sample]
+    if args.plot or args.rate:          # both read the whole schedule
+        samples = replay.schedule(start, interval, count)
+        rates = rate_convert(samples, replay.descs) if args.rate else None
+        if args.plot:
+            plot_replay = _plotter()
+            plot_replay(replay, samples, args.plot, title=f"{args.archive} ({rules})",
+                        rates=rates, names=source.metric_name)
+        shown = rates if rates is not None else samples
+    else:                               # a piece of the schedule at a time
+        shown = itertools.chain.from_iterable(replay.schedule_chunks(start, interval, count))
     view = cast(Archive, source)        # MetricSource reads as an Archive to the report
     with opened_output(args.output) as out:
         if args.format == "json":

@@ -138,7 +138,7 @@ def test_strings_marks_instances_nan_and_huge_values(tmp_path: Path) -> None:
         got = lines(ax)
         assert list(got["marks"].get_xdata())[:2] == [mark, mark]
         obs_t = replay.series[(panel.pmid, panel.inst)].times
-        assert list(got["observations"].get_xdata()) == obs_t
+        assert list(got["observations"].get_xdata()) == list(obs_t)
         assert any(g.startswith("novalue:") for g in got)
     # huge U64 observations are plotted as their float values
     assert list(lines(fig.axes[0])["observations"].get_ydata()) == [

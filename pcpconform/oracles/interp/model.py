@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
@@ -22,7 +23,7 @@ from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "EDGE", "CALIPER", "NoValue", "Sample", "Series",
-           "FetchState", "ScheduleStats", "VectorisedFallback", "ReplayView", "Lifetimes",
+           "F32Column", "FetchState", "ScheduleStats", "VectorisedFallback", "ReplayView", "Lifetimes",
            "counter_value", "sub_parts", "sub_parts_exact", "timestamp_sub", "gc_paused"]
 
 RULE_SETS = ("pcp-6.0", "pcp-6.3")
@@ -56,12 +57,68 @@ class Sample:
     values: dict[int, dict[int, Any]] = field(default_factory=dict)   # pmid -> inst -> value|NoValue
 
 
+#: array typecodes holding a numeric type's values exactly (8 bytes or fewer each)
+_ARRAY_CODES: dict[int, str] = {PmType.I32: "i", PmType.U32: "I", PmType.I64: "q", PmType.U64: "Q",
+                PmType.DOUBLE: "d"}
+
+
+class F32Column:
+    """PM_TYPE_FLOAT observations kept as their 32 bits, read back as F32 values."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self) -> None:
+        self.bits = array("I")
+
+    def __len__(self) -> int:
+        return len(self.bits)
+
+    def __getitem__(self, i: int) -> F32:
+        return F32.from_bits(self.bits[i])
+
+    def __iter__(self) -> Iterator[F32]:
+        return map(F32.from_bits, self.bits)
+
+    def extend(self, values: Iterable[Any]) -> None:
+        self.bits.extend([v.bits for v in values])   # AttributeError for a non-F32
+
+
+def _column(ptype: int) -> Any:
+    code = _ARRAY_CODES.get(ptype)
+    if code is not None:
+        return array(code)
+    return F32Column() if ptype == PmType.FLOAT else []
+
+
 @dataclass
 class Series:
-    """One (metric, instance)'s observations in record order."""
+    """One (metric, instance)'s observations in record order: times in an array of doubles,
+    values in an array of the metric's type (8 bytes an observation, not a Python object),
+    or a list once a value does not fit it (another type's block, strings, events)."""
 
-    times: list[float] = field(default_factory=list)      # start-relative (INTERP-TIME-1)
-    values: list[Any] = field(default_factory=list)
+    times: Any = field(default_factory=lambda: array("d"))    # start-relative (INTERP-TIME-1)
+    values: Any = field(default_factory=list)
+
+    @classmethod
+    def of_type(cls, ptype: int) -> Series:
+        return cls(array("d"), _column(ptype))
+
+    def extend(self, times: Iterable[float], values: Sequence[Any]) -> None:
+        self.times.extend(times)
+        column = self.values
+        if column.__class__ is list:
+            column.extend(values)
+            return
+        kept = len(column)
+        try:
+            if column.__class__ is array and column.typecode == "d" and \
+                    set(map(type, values)) != {float}:
+                raise TypeError("not all doubles")      # array("d") would convert ints
+            column.extend(values)
+        except (TypeError, OverflowError, AttributeError):
+            if column.__class__ is array:
+                del column[kept:]       # an array keeps what extend appended before failing
+            self.values = [*column, *values]
 
 
 @dataclass

@@ -19,9 +19,7 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
-import itertools
-import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pcpconform.format.cnum import NUMERIC_TYPES
@@ -49,6 +47,19 @@ __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolat
 
 NO_NUMPY = "no numpy"          # a whole-schedule fallback reason (ScheduleStats.fallbacks)
 _NULL_INST = (PM_IN_NULL,)
+_RUN = 1024                    # records buffered per metric before they join the series
+
+
+class _Run:
+    """Consecutive value sets of one metric with the same instance list, not yet in series."""
+
+    __slots__ = ("insts", "rows", "seqs", "times")
+
+    def __init__(self, insts: tuple[int, ...]) -> None:
+        self.insts = insts
+        self.seqs: list[int] = []
+        self.times: list[float] = []
+        self.rows: list[tuple[Any, ...]] = []
 
 
 class Replay:
@@ -144,10 +155,12 @@ class Replay:
         """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
         its observations in record order (INTERP-BOUND-1).
 
-        Value sets are kept as the decoder's (instances, values) columns and turned into
-        series afterwards, a run of records with the same instance list at a time."""
-        pending: dict[int, list[tuple[int, float, tuple[int, ...], tuple[Any, ...]]]] = {
-            pmid: [] for pmid in self.descs}
+        Value sets of the requested metrics are buffered as the decoder's (instances,
+        values) columns, a run of records with the same instance list at a time (at most
+        ``_RUN`` records), and each run is appended to the compact series at once; nothing
+        is kept of other metrics' value sets."""
+        runs: dict[int, _Run] = {}
+        wanted = self.descs
         singular = {pmid for pmid, desc in self.descs.items() if desc.indom.is_null}
         quirks = self.singular_quirks
         marks = self.marks
@@ -155,6 +168,8 @@ class Replay:
         end, last = self.end, self.last
         seq = 0
         first = None
+        found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
+        flush = self._flush
         for res in (archive.results() if results is None else results):
             if first is None:
                 first = res.timestamp
@@ -166,42 +181,49 @@ class Replay:
                 marks.append(t)
                 continue
             for vs in vsets:
-                if vs.numval > 0:
-                    entries = pending.get(vs.pmid)
-                    if entries is not None:
-                        insts, values = vs.columns
-                        if vs.pmid in singular and insts != _NULL_INST:
-                            # INTERP-SINGULAR-1: every value is PM_IN_NULL's, the last wins
-                            quirks[vs.pmid] = max(quirks.get(vs.pmid, 0), len(insts))
-                            insts, values = _NULL_INST, values[-1:]
-                        entries.append((seq, t, insts, values))
+                pmid = vs.pmid
+                if vs.numval > 0 and pmid in wanted:
+                    insts, values = vs.columns
+                    if pmid in singular and insts != _NULL_INST:
+                        # INTERP-SINGULAR-1: every value is PM_IN_NULL's, the last wins
+                        quirks[pmid] = max(quirks.get(pmid, 0), len(insts))
+                        insts, values = _NULL_INST, values[-1:]
+                    run = runs.get(pmid)
+                    if run is None or run.insts != insts or len(run.times) >= _RUN:
+                        if run is not None:
+                            flush(pmid, run, found)
+                        run = runs[pmid] = _Run(insts)
+                    run.seqs.append(seq)
+                    run.times.append(t)
+                    run.rows.append(values)
                 seq += 1
+        for pmid, run in runs.items():
+            flush(pmid, run, found)
         self.end, self.last = end, last
         if results is None:
             self.first_record = first
-        found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
-        for pmid, entries in pending.items():
-            for insts, group in itertools.groupby(entries, key=operator.itemgetter(2)):
-                run = list(group)
-                if len(set(insts)) != len(insts):       # an instance twice in one value set
-                    for order, t, _, values in run:
-                        for pos, (inst, value) in enumerate(zip(insts, values)):
-                            sr = found.get((pmid, inst))
-                            if sr is None:
-                                sr = found[(pmid, inst)] = ((order, pos), Series())
-                            sr[1].times.append(t)
-                            sr[1].values.append(value)
-                    continue
-                times = [e[1] for e in run]
-                for pos, (inst, column) in enumerate(zip(insts, zip(*[e[3] for e in run]))):
-                    sr = found.get((pmid, inst))
-                    if sr is None:
-                        sr = found[(pmid, inst)] = ((run[0][0], pos), Series())
-                    sr[1].times.extend(times)
-                    sr[1].values.extend(column)
         # in order of first appearance, as a record-by-record pass would insert them
         for key, (_, series) in sorted(found.items(), key=lambda item: item[1][0]):
             self.series[key] = series
+
+    def _flush(self, pmid: int, run: _Run, found: dict[tuple[int, int], tuple[tuple[int, int], Series]]) -> None:
+        """Append one run of same-instance-list records to the series of its instances."""
+        insts = run.insts
+        ptype = self.descs[pmid].type
+        if len(set(insts)) != len(insts):       # an instance twice in one value set
+            for order, t, values in zip(run.seqs, run.times, run.rows):
+                for pos, (inst, value) in enumerate(zip(insts, values)):
+                    sr = found.get((pmid, inst))
+                    if sr is None:
+                        sr = found[(pmid, inst)] = ((order, pos), Series.of_type(ptype))
+                    sr[1].extend((t,), (value,))
+            return
+        times = run.times
+        for pos, (inst, column) in enumerate(zip(insts, zip(*run.rows))):
+            sr = found.get((pmid, inst))
+            if sr is None:
+                sr = found[(pmid, inst)] = ((run.seqs[0], pos), Series.of_type(ptype))
+            sr[1].extend(times, column)
 
     def rel(self, ts: Timestamp) -> float:
         """Seconds from the archive start, computed as libpcp does (in double)."""
@@ -495,6 +517,15 @@ class Replay:
         self.stats.vectorised += 1
         self.stats.series_fallbacks.update(result.series_fallbacks)
         return result.samples
+
+    def schedule_chunks(self, start: Timestamp, interval_nsec: int, count: int,
+                        chunk: int = 4096) -> Iterator[list[Sample]]:
+        """``schedule`` in pieces of at most ``chunk`` fetches, each continuing from the
+        state the one before leaves: the same samples, never all of them in memory."""
+        at = start.total_nsec()
+        for done in range(0, count, max(chunk, 1)):
+            yield self.schedule(Timestamp.from_nsec(at + done * interval_nsec), interval_nsec,
+                                min(chunk, count - done))
 
     def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
         """``schedule`` one ``fetch`` at a time: the reference the fast path is tested against."""

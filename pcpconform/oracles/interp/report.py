@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import typed_value
@@ -42,41 +42,66 @@ def _rows(archive: Archive, s: Sample, rate: bool) -> Iterator[_Row]:
                [(inst, names.get(inst), v) for inst, v in sorted(insts.items())])
 
 
-def samples_json(archive: Archive, samples: list[Sample], rules: str, *,
+def _sample_json(archive: Archive, s: Sample, rate: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"time": {"sec": s.time.sec, "nsec": s.time.nsec}, "eol": s.eol,
+                             "metrics": []}
+    for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+        insts = []
+        for inst, iname, v in rows:
+            row: dict[str, Any] = {"inst": inst, "name": iname}
+            if isinstance(v, NoValue):
+                row.update({"value": None, "reason": v.reason})
+            else:
+                row["value"] = typed_value(v, vtype, 1)
+            insts.append(row)
+        entry["metrics"].append({"pmid": str(PmID(pmid)), "name": name, "instances": insts})
+    return entry
+
+
+def _document(rules: str, rate: bool, emulate: tuple[str, ...],
+              rules_from: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The document's members before ``samples`` and after it, in their order."""
+    head: dict[str, Any] = {**FORMAT, "rules": rules}
+    if rules_from is not None:
+        head["rules_from"] = rules_from          # how the rule set was chosen (INTERP-CLI-7)
+    tail: dict[str, Any] = {}
+    if rate:
+        tail["rate"] = True
+    if emulate:
+        tail["emulate"] = sorted(emulate)
+    return head, tail
+
+
+def samples_json(archive: Archive, samples: Iterable[Sample], rules: str, *,
                  rate: bool = False, emulate: tuple[str, ...] = (),
                  rules_from: str | None = None) -> dict[str, Any]:
-    out = []
+    head, tail = _document(rules, rate, emulate, rules_from)
+    return {**head, "samples": [_sample_json(archive, s, rate) for s in samples], **tail}
+
+
+def _indented(value: Any, depth: int) -> str:
+    """``json.dumps(value, indent=1)`` as it reads ``depth`` levels down a document."""
+    return json.dumps(value, indent=1).replace("\n", "\n" + " " * depth)
+
+
+def write_json(archive: Archive, samples: Iterable[Sample], rules: str, out: TextIO, *,
+               rate: bool = False, emulate: tuple[str, ...] = (),
+               rules_from: str | None = None) -> None:
+    """``json.dump(samples_json(...), out, indent=1)`` and a newline, written a sample at a
+    time: the document is never built whole."""
+    head, tail = _document(rules, rate, emulate, rules_from)
+    out.write("{\n" + "".join(f" {json.dumps(k)}: {_indented(v, 1)},\n" for k, v in head.items()))
+    out.write(' "samples": [')
+    first = True
     for s in samples:
-        entry: dict[str, Any] = {"time": {"sec": s.time.sec, "nsec": s.time.nsec}, "eol": s.eol,
-                                 "metrics": []}
-        for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
-            insts = []
-            for inst, iname, v in rows:
-                row: dict[str, Any] = {"inst": inst, "name": iname}
-                if isinstance(v, NoValue):
-                    row.update({"value": None, "reason": v.reason})
-                else:
-                    row["value"] = typed_value(v, vtype, 1)
-                insts.append(row)
-            entry["metrics"].append({"pmid": str(PmID(pmid)), "name": name, "instances": insts})
-        out.append(entry)
-    doc: dict[str, Any] = {**FORMAT, "rules": rules}
-    if rules_from is not None:
-        doc["rules_from"] = rules_from          # how the rule set was chosen (INTERP-CLI-7)
-    doc["samples"] = out
-    if rate:
-        doc["rate"] = True
-    if emulate:
-        doc["emulate"] = sorted(emulate)
-    return doc
+        out.write(("\n  " if first else ",\n  ") + _indented(_sample_json(archive, s, rate), 2))
+        first = False
+    out.write("]" if first else "\n ]")
+    out.write("".join(f",\n {json.dumps(k)}: {_indented(v, 1)}" for k, v in tail.items()))
+    out.write("\n}\n")
 
 
-def write_json(archive: Archive, samples: list[Sample], rules: str, out: TextIO, **opts: Any) -> None:
-    json.dump(samples_json(archive, samples, rules, **opts), out, indent=1)
-    out.write("\n")
-
-
-def write_text(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False,
+def write_text(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False,
                header: str | None = None) -> None:
     if header is not None:
         out.write(header + "\n")
@@ -91,7 +116,7 @@ def write_text(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bo
                 out.write(f"{when_text(s.time)}  {name}{where}  {shown}\n")
 
 
-def write_csv(archive: Archive, samples: list[Sample], out: TextIO, *, rate: bool = False) -> None:
+def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
     """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
     metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason."""
     w = csv.writer(out, lineterminator="\n")
