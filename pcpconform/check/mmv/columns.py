@@ -152,21 +152,23 @@ def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
         return ValueKeys.empty(len(ctx.metrics))
     if not ctx.metrics or len({d.serial for d in ctx.indoms}) != len(ctx.indoms):
         return None          # no metric to point at; repeated serials merge instances
-    m_offset = np.array([m.offset for m in ctx.metrics], np.int64)
     m_indom = np.array([m.indom for m in ctx.metrics], np.int64)
     m_type = np.array([m.type for m in ctx.metrics], np.int64)
-    # the metric back-pointer: a metric entry (a u64 above 2^63 turns negative: none)
-    moff = table["metric"].astype(np.int64)
-    which = np.searchsorted(m_offset, moff).clip(0, len(m_offset) - 1)
-    if not (m_offset[which] == moff).all():
+    readable = {d.serial for d in ctx.indoms if d.readable}
+    m_owned = np.array([m.indom in readable for m in ctx.metrics], bool)
+    # the metric back-pointer: a metric entry, i.e. metrics[k] for the k it is the offset
+    # of (ctx.metrics holds the section's entries in order; above 2^63 turns negative)
+    first, size = ctx.metrics[0].offset, ctx.structs.metric_size
+    moff = table["metric"].astype(np.int64) - first
+    which = moff // size
+    if (moff < 0).any() or (moff % size).any() or (which >= len(ctx.metrics)).any():
         return None
     indom = m_indom[which]
     singular = (indom == 0) | (indom == 0xFFFFFFFF)
     ioff = table["instance"].astype(np.int64)
     if ioff[singular].any():
         return None
-    readable = np.array([d.serial for d in ctx.indoms if d.readable], np.int64)
-    owned = ~singular & np.isin(indom, readable)
+    owned = ~singular & m_owned[which]
     internal = np.zeros(count, np.int64)
     if owned.any():
         inst_offset, inst_serial, inst_internal = _instances(ctx)
