@@ -53,10 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     reports = {form: _one(form, args) for form in forms}
     status = 0 if all(r.ok for r in reports.values()) else 1
     if len(reports) == 2:
-        a, b = ([(r.suite, r.case, r.verdict) for r in rep.results] for rep in reports.values())
-        if a != b:
-            print("the two forms disagree:", next((x, y) for x, y in zip(a, b) if x != y))
+        a, b = ({(r.suite, r.case): r.verdict for r in rep.results} for rep in reports.values())
+        differ = sorted(k for k in a.keys() & b.keys() if a[k] != b[k])
+        if differ:
+            print(f"the two forms disagree on {len(differ)} units, first {differ[0]}: {a[differ[0]].value} "
+                  f"one-shot, {b[differ[0]].value} persistent")
             status = 1
+        if a.keys() != b.keys():     # the corpus changed between the runs
+            print(f"only one form ran {len(a.keys() ^ b.keys())} units (the corpus changed in between)")
         one, per = (reports[f].seconds for f in forms)
         print(f"persistent / one-shot: {one / per:.1f}x faster")
     return status
