@@ -11,6 +11,7 @@ its reason, so a test can tell when the column path is silently not taken.
 from __future__ import annotations
 
 import enum
+import gc
 from collections import Counter
 from functools import cache
 from itertools import repeat
@@ -117,7 +118,8 @@ class ValueColumns:
     """The values section as columns, one row per value entry: what each Value is made of.
 
     Rows of STRING values hold their slot's start and end in ``string_at``/``string_end``.
-    The file's bytes stay referenced until every metric's values are made."""
+    The file's bytes stay referenced until every metric's values are made; the first run
+    made turns the columns into Python lists once, which every later run slices."""
 
     def __init__(self, data: bytes, atoms: npt.NDArray[Any], extras: npt.NDArray[np.int64],
                  internals: npt.NDArray[np.int64], string_at: npt.NDArray[np.int64],
@@ -128,6 +130,15 @@ class ValueColumns:
         self.internals = internals      # the internal id of each value's instance
         self.string_at = string_at
         self.string_end = string_end
+        self._lists: tuple[list[bytes], list[int], list[int]] | None = None
+
+    def lists(self) -> tuple[list[bytes], list[int], list[int]]:
+        """atoms, extras and internals as Python lists (made once)."""
+        if self._lists is None:
+            raw = np.ascontiguousarray(self.atoms).tobytes()
+            self._lists = ([raw[k:k + 8] for k in range(0, len(raw), 8)],
+                           self.extras.tolist(), self.internals.tolist())
+        return self._lists
 
 
 class ValueRun(ValueSource):
@@ -144,14 +155,29 @@ class ValueRun(ValueSource):
         self.string = string            # a STRING metric: text from the slot, extra 0
 
     def materialize(self) -> tuple[Value, ...]:
+        # as in parse_mmv: many tuples at once, no cycles for the collector to find
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._make()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _make(self) -> tuple[Value, ...]:
         c, rows = self.columns, self.rows
-        raw = np.ascontiguousarray(c.atoms[rows]).tobytes()
-        atoms = [raw[k:k + 8] for k in range(0, len(raw), 8)]
-        instances: Any = repeat(None) if self.singular else c.internals[rows].tolist()
+        atoms, extras, internals = (_pick(column, rows) for column in c.lists())
+        instances: Any = repeat(None) if self.singular else internals
         if self.string:
             strings: Any = decode_slots(c.data, c.string_at[rows].tolist(),
                                         c.string_end[rows].tolist())
-            extras: Any = repeat(0)
+            extras = repeat(0)  # type: ignore[assignment]
         else:
-            strings, extras = repeat(None), c.extras[rows].tolist()
+            strings = repeat(None)
         return tuple(map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings)))
+
+
+def _pick(column: list[Any], rows: slice | npt.NDArray[np.intp]) -> list[Any]:
+    if isinstance(rows, slice):
+        return column[rows]
+    return [column[k] for k in rows.tolist()]
