@@ -99,6 +99,16 @@ def _materialise(made: list[Made], tmp: Path) -> dict[str, Path]:
     return where
 
 
+def _promoted(corpus: Path) -> list[Made]:
+    """Invalid cases promoted from fuzz findings (``pcpconform fuzz --promote``): committed
+    once under cases/invalid/fuzz-*, carried as they are."""
+    out = []
+    for case in sorted((corpus / "cases" / "invalid").glob("fuzz-*/" + CASE_FILE)):
+        files = {p.name: p.read_bytes() for p in sorted(case.parent.iterdir()) if p.name != CASE_FILE}
+        out.append(Made(json.loads(case.read_text(encoding="utf-8")), files))
+    return out
+
+
 def make_cases(corpus: str | Path) -> list[Made]:
     """Every case of the corpus, as the kit builds it now."""
     root = Path(corpus)
@@ -107,7 +117,7 @@ def make_cases(corpus: str | Path) -> list[Made]:
         valid = (fixture_cases(root, tmp) + compressed_cases(root, tmp) + source_cases(root)
                  + quirk_cases(tmp))
         attach_expectations(root, valid, _materialise(valid, tmp))
-        invalid = _invalid(tmp) + _mmv(tmp)
+        invalid = _invalid(tmp) + _mmv(tmp) + _promoted(root)
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
         checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
         return valid + mmv_cases(checks) + invalid

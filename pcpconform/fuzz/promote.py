@@ -46,7 +46,10 @@ def promote(path: Path, corpus: Path) -> Path:
     version = meta[7] if len(meta) > 7 and meta[7] in (2, 3) else 2
     tool = target.argv[0] if target.argv else "target"
     cid = case_id(finding, tool, version)
-    title = (f"{finding.kind} of {Path(tool).name} ({finding.target_version}): {finding.signature}")[:300]
+    version_line = target.version()
+    if version_line == "unknown":
+        version_line = finding.target_version
+    title = f"{finding.kind} of {Path(tool).name} ({version_line}): {finding.signature}"[:300]
     ordered = errors + [c for c in codes if c not in errors]
     clauses = list(dict.fromkeys(RULES[c].clause for c in ordered))
     tags = [f"area:{ordered[0].split('.')[0]}", f"fault:fuzz-{finding.kind}", "origin:pcpconform-fuzz"]
