@@ -111,7 +111,7 @@ def kit_judgement(kind: str, files: Mapping[str, bytes], names: Mapping[str, str
     """The kit's reading of the same bytes: validator codes, whether any is an error, the
     diagnostics, and (for a reader adapter) its JSON Lines dump, or None if it refuses."""
     if kind == "config":
-        return (), False, (), None
+        return _config_judgement(files[names["config"]])
     from pcpconform.check.engine import check_archive
     from pcpconform.check.mmv.engine import check_mmv_file
     from pcpconform.check.rules import Severity
@@ -126,6 +126,20 @@ def kit_judgement(kind: str, files: Mapping[str, bytes], names: Mapping[str, str
         errors = any(d.severity == Severity.ERROR for d in report.diagnostics)
         dump = _kit_dump(path) if want_dump else None
     return codes, errors, diags, dump
+
+
+def _config_judgement(text: bytes) -> tuple[tuple[str, ...], bool, tuple[dict[str, object], ...], None]:
+    """The kit's reading of a derived-metric config (as pmLoadDerivedConfig under PCP 7):
+    its diagnostics, numbers stripped, stand for codes in the feedback."""
+    from pcpconform.oracles.derive.config import read_config
+    from pcpconform.oracles.derive.profiles import profile
+
+    try:
+        result = read_config(text, profile("pcp-7"))
+    except Exception as exc:     # the kit's own failure is a finding of its own kind elsewhere
+        return (f"kit:{type(exc).__name__}",), True, (), None
+    lines = [_NUMBERS.sub("N", line)[:80] for line in result.diagnostics if line.strip()]
+    return tuple(sorted(set(lines))[:20]), bool(lines), tuple({"message": line} for line in lines[:20]), None
 
 
 def _kit_dump(path: Path) -> str | None:
@@ -170,13 +184,11 @@ def _walk(a: object, b: object, path: str) -> str:
 def observe(job: Job) -> Observation:
     """Run the target on one mutant and judge it (runs in a worker process)."""
     run = job.target.run(job.files, job.names)
-    judge = job.differential or job.target.impl
     codes: tuple[str, ...] = ()
     errors = False
     diags: tuple[dict[str, object], ...] = ()
     dump = None
-    if judge or job.kind != "config":
-        codes, errors, diags, dump = kit_judgement(job.kind, job.files, job.names, want_dump=job.target.impl)
+    codes, errors, diags, dump = kit_judgement(job.kind, job.files, job.names, want_dump=job.target.impl)
     verdict = classify(run, job.target)
     if verdict is None and job.target.impl and dump is not None and run.returncode == 0:
         theirs = run.stdout.decode("utf-8", "replace")

@@ -137,3 +137,13 @@ def test_cli_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr()
     assert json.loads(out.out)["runs"] == 4
     assert all(line.startswith("pcpconform fuzz: ") for line in out.err.splitlines())
+
+
+@pytest.mark.parametrize(("template", "kind"), [("cat {mmv}", "mmv"), ("cat {config} {archive}.meta", "config")])
+def test_mmv_files_and_derived_configs_are_mutated_with_the_kits_feedback(tmp_path: Path, template: str,
+                                                                          kind: str) -> None:
+    campaign = Campaign(Options(target_from_template(template), tmp_path, seed=1, runs=10, shrink_runs=0))
+    assert campaign.kind == kind
+    summary = campaign.run()
+    # the kit's MMV validator codes, or its derived-config diagnostics, spread the feedback keys
+    assert summary.runs == 10 and summary.feedback_keys > 2
