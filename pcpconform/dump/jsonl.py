@@ -7,8 +7,10 @@ decimal strings, floats and doubles as their IEEE bits in hex, byte strings esca
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, TextIO
 
@@ -38,7 +40,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.reader import Component, parse_payload
 
-__all__ = ["jsonl_records", "dump_lines", "write_jsonl", "escape_bytes", "typed_value", "HEADER"]
+__all__ = ["jsonl_records", "dump_lines", "result_line", "write_jsonl", "escape_bytes", "typed_value", "HEADER"]
 
 DUMP_FORMAT_VERSION = 1
 
@@ -212,6 +214,87 @@ def _result_obj(res: DecodedResult, types: dict[int, int]) -> dict[str, Any]:
     return obj
 
 
+#: one value's JSON by the class of its value: int and the type token, F32's bits, a
+#: double's 8 bytes in hex (what ``typed_value`` gives, as json.dumps lays it out)
+_INT_ITEM = '{"inst":%d,"type":"%s","value":"%d"}'
+_F32_ITEM = '{"inst":%d,"type":"float","value":"0x%08x"}'
+_DOUBLE_ITEM = '{"inst":%d,"type":"double","value":"0x%s"}'
+_BYTES_ITEM = '{"inst":%d,"type":"%s","value":%s}'
+#: value sets formatted value by value instead of as a column, by reason
+COLUMN_FALLBACKS: Counter[str] = Counter()
+
+
+@functools.lru_cache(maxsize=256)
+def _int_item(ptype: int) -> str:
+    return _INT_ITEM.replace("%s", _type_token(ptype))
+
+
+def _values_json(insts: tuple[int, ...], values: tuple[Any, ...], ptype: int | None,
+                 valfmt: int | None) -> str:
+    """``json.dumps(_values_obj(...))`` for a column of one class, with one ``%`` format
+    for the whole value set; other columns take the per-value path."""
+    classes = set(map(type, values))
+    if ptype is None:
+        COLUMN_FALLBACKS["no descriptor"] += 1
+    elif len(classes) != 1:
+        COLUMN_FALLBACKS["mixed value classes"] += 1
+    else:
+        cls = classes.pop()
+        flat: list[Any] = [0] * (2 * len(insts))
+        flat[0::2] = insts
+        if cls is int:
+            item = _int_item(ptype)
+            flat[1::2] = values
+        elif cls is F32:
+            item = _F32_ITEM
+            flat[1::2] = [v.bits for v in values]
+        elif cls is float:
+            item = _DOUBLE_ITEM
+            raw = struct.pack(f">{len(values)}d", *values).hex()
+            flat[1::2] = [raw[k:k + 16] for k in range(0, len(raw), 16)]
+        elif cls is bytes:
+            item = _BYTES_ITEM.replace("%s", _type_token(ptype), 1)
+            flat[1::2] = [json.dumps(escape_bytes(v)) for v in values]
+        else:
+            item = ""
+            COLUMN_FALLBACKS[f"{cls.__name__} values"] += 1
+        if item:
+            return _template(item, len(insts)) % tuple(flat)
+    return json.dumps(_values_obj(list(zip(insts, values)), ptype, valfmt),
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=1024)
+def _template(item: str, count: int) -> str:
+    return "[" + ",".join([item] * count) + "]"
+
+
+@functools.lru_cache(maxsize=4096)
+def _pmid_text(pmid: int) -> str:
+    return str(PmID(pmid))
+
+
+def result_line(res: DecodedResult, types: dict[int, int], file: str, index: int,
+                offset: int) -> str:
+    """One result's JSON Lines line, as ``json.dumps`` lays out its object (DUMP-RESULT);
+    each value set's values are formatted as a column."""
+    head = (f'{{"kind":"result","file":{json.dumps(file)},"record":{index},"offset":{offset},'
+            f'"timestamp":{{"sec":{res.timestamp.sec},"nsec":{res.timestamp.nsec}}},'
+            f'"mark":{"true" if res.is_mark else "false"},"vsets":[')
+    parts = []
+    for vs in res.vsets:
+        obj = f'{{"pmid":"{_pmid_text(vs.pmid)}","numval":{vs.numval}'
+        if vs.numval > 0:
+            insts, values = vs.columns
+            obj += (f',"valfmt":{json.dumps(vs.valfmt)},"values":'
+                    + _values_json(insts, values, types.get(vs.pmid), vs.valfmt))
+        parts.append(obj + "}")
+    tail = "]}"
+    if not res.canonical and res.record is not None:
+        tail = f'],"raw":"{res.record.data.hex()}"}}'
+    return head + ",".join(parts) + tail
+
+
 def _trailing(comp: Component, file: str, record: int, offset: int) -> Iterator[dict[str, Any]]:
     """Stray bytes after a file's last record that libpcp ignores (DUMP-TRAILING-1)."""
     if comp.trailing:
@@ -229,6 +312,13 @@ def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
     ``file`` names the component by its suffix (``meta``, ``index``, ``0``...), so the
     dump does not depend on the archive's base name or on compression.
     """
+    for item in _records(archive, lines=False):
+        assert isinstance(item, dict)
+        yield item
+
+
+def _records(archive: Archive, *, lines: bool) -> Iterator[dict[str, Any] | str]:
+    """``jsonl_records``; with ``lines``, results come as their finished lines."""
     assert archive.files.meta is not None
     with Component(archive.files.meta) as meta:
         yield _label_obj(meta, "meta")
@@ -257,10 +347,14 @@ def jsonl_records(archive: Archive) -> Iterator[dict[str, Any]]:
         with Component(archive.files.volumes[vol]) as comp:
             yield _label_obj(comp, str(vol))
             index, end = 0, len(comp.label_record.data)
+            file = str(vol)
             for record in comp.records():
                 res = decode_result(record, archive.version, types)
-                yield {**_loc("result", str(vol), record.index, record.offset),
-                       **_result_obj(res, types)}
+                if lines:
+                    yield result_line(res, types, file, record.index, record.offset)
+                else:
+                    yield {**_loc("result", file, record.index, record.offset),
+                           **_result_obj(res, types)}
                 index, end = record.index, record.offset + len(record.data)
             yield from _trailing(comp, str(vol), index + 1, end)
 
@@ -271,13 +365,21 @@ HEADER = {"kind": "dump", "format": "pcpconform-jsonl", "format_version": DUMP_F
 def dump_lines(archive: Archive) -> Iterator[str]:
     """The JSON Lines dump, line by line (without newlines), header first."""
     yield json.dumps(HEADER, separators=(",", ":"))
-    for obj in jsonl_records(archive):
-        yield json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    for item in _records(archive, lines=True):
+        yield item if item.__class__ is str else json.dumps(item, separators=(",", ":"),
+                                                             ensure_ascii=False)
 
 
 def write_jsonl(archive: Archive, out: TextIO) -> int:
     count = 0
+    batch: list[str] = []
     for line in dump_lines(archive):
-        out.write(line + "\n")
-        count += 1
+        batch.append(line)
+        if len(batch) == 256:           # fewer, larger writes
+            out.write("\n".join(batch) + "\n")
+            count += len(batch)
+            batch.clear()
+    if batch:
+        out.write("\n".join(batch) + "\n")
+        count += len(batch)
     return count - 1
