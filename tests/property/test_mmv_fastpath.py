@@ -46,9 +46,9 @@ def same_reading(data: bytes) -> MmvFile | None:
 
 
 def section(data: bytes, kind: int) -> tuple[int, int] | None:
-    """(count, offset) of the first section of a kind in a well-formed file."""
+    """(count, offset) of the first section of a kind, if the TOC says where."""
     tocs = struct.unpack_from("<i", data, 24)[0]
-    for t in range(tocs):
+    for t in range(max(0, min(tocs, (len(data) - HEADER_SIZE) // TOC_SIZE))):
         k, count, offset = struct.unpack_from("<iiQ", data, HEADER_SIZE + TOC_SIZE * t)
         if k == kind:
             return count, offset
