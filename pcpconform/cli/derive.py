@@ -10,23 +10,23 @@ from types import SimpleNamespace
 from typing import Any, TextIO, cast
 
 from pcpconform.cli.output import opened_output
-from pcpconform.errors import DeriveSemanticError, UsageError
+from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
 from pcpconform.format.pmtypes import PM_IN_NULL, PmID
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.derive.bind import Bound, bind
-from pcpconform.oracles.derive.config import ANON, Registry, load_path, read_config
+from pcpconform.oracles.derive.bind import Bound
+from pcpconform.oracles.derive.config import Registry, load_path, read_config
 from pcpconform.oracles.derive.evaluate import (
     DEVIATIONS,
     EMULATABLE,
     DerivedView,
     Evaluator,
     Unpredictable,
-    derived_pmid,
 )
 from pcpconform.oracles.derive.parser import check, format_errmsg
 from pcpconform.oracles.derive.profiles import PROFILES, profile_for
 from pcpconform.oracles.derive.profiles import profile as get_profile
+from pcpconform.oracles.derive.session import Registered, bind_wanted, registered
 from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
 from pcpconform.oracles.interp.installed import chosen_rules
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
@@ -80,13 +80,7 @@ def _rules(args: argparse.Namespace) -> tuple[str, str]:
     return rules, how
 
 
-def _anonymous(prof: Any) -> dict[str, Any]:
-    """The anonymous event metrics' definitions, as a fresh registry holds them."""
-    registry = Registry(prof)
-    return {name: registry.metrics[name] for name in ANON}
-
-
-def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[str]]:
+def _definitions(args: argparse.Namespace, prof: Any) -> tuple[Registered, list[str]]:
     """Registered definitions (config files first, then --define) and libpcp's messages."""
     registry = Registry(prof)
     messages: list[str] = []
@@ -98,13 +92,7 @@ def _definitions(args: argparse.Namespace, prof: Any) -> tuple[list[Any], list[s
     for k, text in enumerate(args.define):
         res = read_config(text.rstrip("\n") + "\n", prof, f"--define[{k + 1}]", registry)
         messages += res.diagnostics
-    # global derived pmIDs count up from 511.0.1 in registration order, the anonymous
-    # event metrics first (measured: pminfo -m shows the first defined metric as 511.0.3)
-    registered = [d for d in registry.metrics.values() if d.registered]
-    for k, d in enumerate(registered):
-        d.pmid = derived_pmid(k)
-    defs = [d for d in registered if d.name not in ANON]
-    return defs, messages
+    return registered(registry), messages
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,28 +109,13 @@ def run(args: argparse.Namespace) -> int:
     archive = Archive(args.archive)
     archive.descs()                 # the archive's own errors first (DERIVE-CLI-8)
     defs, messages = _definitions(args, prof)
+    binding = bind_wanted(defs, args.metric, archive, prof)
+    if binding.unknown:
+        raise UsageError(f"--metric {binding.unknown[0]}: not a registered derived metric")
+    bounds = binding.bounds
+    messages += binding.messages
     failed = bool(messages)
-    wanted = args.metric or [d.name for d in defs]
-    by_name = {d.name: d for d in defs}
-    bounds: list[Bound] = []
-    # libpcp's anonymous event.flags and event.missed are derived metrics operands may name
-    # (INTERP-BUILTIN-1; DERIVE-CLI-10): bound first, as libpcp registers them first
-    derived: dict[str, Bound | None] = {
-        name: bind(anon.tree, name, archive, prof) for name, anon in _anonymous(prof).items()}
-    for name in wanted:
-        d = by_name.get(name)
-        if d is None:
-            raise UsageError(f"--metric {name}: not a registered derived metric")
-        try:
-            b = bind(d.tree, name, archive, prof, derived=derived)
-        except DeriveSemanticError as e:
-            derived[name] = None
-            messages.append(e.text or f"derived metric {name}: {e.reason} "
-                                      "(libpcp prints nothing; pmLookupDesc fails)")
-            failed = True
-            continue
-        derived[name] = b
-        bounds.append(b)
+    by_name = defs.by_name()
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
     # reads the whole archive (the operands' replay): a damaged archive stops here, before
     # any derived-metric message (DERIVE-CLI-8)

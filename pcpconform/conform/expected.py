@@ -16,19 +16,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pcpconform.errors import DeriveSemanticError
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.derive.bind import Bound, bind
-from pcpconform.oracles.derive.config import ANON, Registry, read_config
+from pcpconform.oracles.derive.bind import Bound
+from pcpconform.oracles.derive.config import Registry, read_config
 from pcpconform.oracles.derive.evaluate import (
     EMULATABLE,
     DerivedView,
     Evaluator,
     Unpredictable,
-    derived_pmid,
 )
 from pcpconform.oracles.derive.profiles import profile as get_profile
+from pcpconform.oracles.derive.session import bind_wanted, registered
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue, interpolate
 from pcpconform.oracles.interp.report import samples_json
@@ -143,28 +142,12 @@ def _bind_config(archive: Archive, config: bytes, fname: str, profile: str,
     prof = get_profile(profile)
     registry = Registry(prof)
     res = read_config(config, prof, fname, registry)
-    messages = list(res.diagnostics)
-    registered = [d for d in registry.metrics.values() if d.registered]
-    for k, d in enumerate(registered):
-        d.pmid = derived_pmid(k)
-    defs = {d.name: d for d in registered if d.name not in ANON}
-    derived: dict[str, Bound | None] = {}
-    bounds = []
-    for name in wanted or list(defs):
-        definition = defs.get(name)
-        if definition is None or definition.tree is None:
-            messages.append(f"{name}: not a registered derived metric")
-            continue
-        try:
-            b = bind(definition.tree, name, archive, prof, derived=derived)
-        except DeriveSemanticError as e:
-            derived[name] = None
-            messages.append(e.text or f"derived metric {name}: {e.reason} "
-                                      "(libpcp prints nothing; pmLookupDesc fails)")
-            continue
-        derived[name] = b
-        bounds.append(b)
-    return _Bound(bounds, {b.name: PmID(int(defs[b.name].pmid)) for b in bounds}, messages)
+    defs = registered(registry)
+    binding = bind_wanted(defs, wanted, archive, prof)
+    messages = list(res.diagnostics) + binding.messages
+    messages += [f"{name}: not a registered derived metric" for name in binding.unknown]
+    pmids = defs.by_name()
+    return _Bound(binding.bounds, {b.name: PmID(int(pmids[b.name].pmid)) for b in binding.bounds}, messages)
 
 
 def derive_document(archive: Archive, config: bytes, fname: str, schedule: Schedule, profile: str,
