@@ -7,11 +7,24 @@ import argparse
 
 from pcpconform.cli.output import opened_output
 from pcpconform.dump.jsonl import write_jsonl
-from pcpconform.dump.mmv import dump_mmv, is_mmv
 from pcpconform.dump.text import write_text
 from pcpconform.io.archive import Archive
 
 __all__ = ["add_arguments", "run"]
+
+#: an MMV file's first four bytes (mmv.schema.MMV_MAGIC, which a test compares this with):
+#: the MMV modules, numpy among their imports, are loaded only for MMV files
+MMV_MAGIC = b"MMV\0"
+
+
+def is_mmv(path: str) -> bool:
+    """True when the file at path starts with the MMV magic (False when unreadable: the
+    archive's own open then reports why)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MMV_MAGIC
+    except OSError:
+        return False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if is_mmv(args.archive):    # "MMV\0" at offset 0; --utc has no times to act on there
+        from pcpconform.dump.mmv import dump_mmv
         with opened_output(args.output) as out:
             dump_mmv(args.archive, out, args.format)
         return 0

@@ -1,0 +1,42 @@
+"""Start-up: the dump, rebuild and interp commands import only what they use (numpy, lark,
+matplotlib, rich, hypothesis and yaml are loaded by the commands and paths that need them)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pcpconform.cli.dump import MMV_MAGIC
+from pcpconform.mmv.schema import MMV_MAGIC as SCHEMA_MMV_MAGIC
+
+HEAVY = ("numpy", "lark", "matplotlib", "rich", "hypothesis", "yaml")
+
+
+def _loaded_after(statement: str) -> list[str]:
+    code = (f"import json, sys\n{statement}\n"
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded: list[str] = json.loads(out.stdout)
+    return loaded
+
+
+@pytest.mark.parametrize(("module", "allowed"), [
+    ("pcpconform.cli.dump", ()),
+    ("pcpconform.cli.rebuild", ()),
+    ("pcpconform.cli.interp", ("yaml",)),     # schedule's time parsing reads fixture times
+])
+def test_command_modules_import_nothing_heavy(module: str, allowed: tuple[str, ...]) -> None:
+    loaded = set(_loaded_after(f"import {module}"))
+    assert loaded & set(HEAVY) <= set(allowed)
+
+
+def test_the_check_sees_a_heavy_import() -> None:
+    """The test above can fail: an MMV module (which uses numpy) is seen."""
+    assert "numpy" in _loaded_after("import pcpconform.dump.mmv")
+
+
+def test_dump_knows_the_mmv_magic_without_the_mmv_modules() -> None:
+    assert MMV_MAGIC == SCHEMA_MMV_MAGIC
