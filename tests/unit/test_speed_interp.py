@@ -75,6 +75,30 @@ def test_runs_of_any_length_give_the_same_series(base: Path, monkeypatch: pytest
     assert _snapshot(Replay(a, _pmids(a))) == whole
 
 
+def _record_by_record(r: Replay, a: Archive) -> list[tuple[tuple[int, int], list[float], list[Any]]]:
+    """The series a plain pass makes: each value appended as its record is read."""
+    out: dict[tuple[int, int], tuple[list[float], list[str]]] = {}
+    for res in a.results():
+        for vs in res.vsets:
+            if vs.numval <= 0 or vs.pmid not in r.descs:
+                continue
+            pairs = list(zip(*vs.columns))
+            if r.descs[vs.pmid].indom.is_null and [i for i, _ in pairs] != [-1]:
+                pairs = [(-1, pairs[-1][1])]          # INTERP-SINGULAR-1
+            for inst, value in pairs:
+                times, values = out.setdefault((vs.pmid, inst), ([], []))
+                times.append(r.rel(res.timestamp))
+                values.append(repr(value))
+    return [(key, times, values) for key, (times, values) in out.items()]
+
+
+@pytest.mark.parametrize("base", ARCHIVES, ids=lambda p: p.parent.name)
+def test_series_are_what_a_record_by_record_pass_makes(base: Path) -> None:
+    a = Archive(base)
+    r = Replay(a, _pmids(a))
+    assert _snapshot(r) == _record_by_record(r, a)
+
+
 def test_the_pass_keeps_nothing_of_metrics_not_asked_for() -> None:
     a = Archive(VALID / "types-v3" / "a")
     one = _pmids(a)[0]

@@ -105,6 +105,10 @@ class Series:
 
     def extend(self, times: Iterable[float], values: Sequence[Any]) -> None:
         self.times.extend(times)
+        self.extend_values(values)
+
+    def extend_values(self, values: Sequence[Any]) -> None:
+        """Append values only (their times are in a times array shared with other series)."""
         column = self.values
         if column.__class__ is list:
             column.extend(values)

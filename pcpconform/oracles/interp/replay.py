@@ -19,6 +19,7 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -169,6 +170,7 @@ class Replay:
         seq = 0
         first = None
         found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
+        sharing: dict[int, tuple[tuple[int, ...], array[float]]] = {}
         flush = self._flush
         for res in (archive.results() if results is None else results):
             if first is None:
@@ -191,14 +193,14 @@ class Replay:
                     run = runs.get(pmid)
                     if run is None or run.insts != insts or len(run.times) >= _RUN:
                         if run is not None:
-                            flush(pmid, run, found)
+                            flush(pmid, run, found, sharing)
                         run = runs[pmid] = _Run(insts)
                     run.seqs.append(seq)
                     run.times.append(t)
                     run.rows.append(values)
                 seq += 1
         for pmid, run in runs.items():
-            flush(pmid, run, found)
+            flush(pmid, run, found, sharing)
         self.end, self.last = end, last
         if results is None:
             self.first_record = first
@@ -206,10 +208,22 @@ class Replay:
         for key, (_, series) in sorted(found.items(), key=lambda item: item[1][0]):
             self.series[key] = series
 
-    def _flush(self, pmid: int, run: _Run, found: dict[tuple[int, int], tuple[tuple[int, int], Series]]) -> None:
-        """Append one run of same-instance-list records to the series of its instances."""
+    def _flush(self, pmid: int, run: _Run, found: dict[tuple[int, int], tuple[tuple[int, int], Series]],
+               sharing: dict[int, tuple[tuple[int, ...], array[float]]]) -> None:
+        """Append one run of same-instance-list records to the series of its instances.
+
+        Instances that have only ever been observed together (the same records) share one
+        times array, extended once per run; the first run with another instance list gives
+        each of them a copy of its own."""
         insts = run.insts
         ptype = self.descs[pmid].type
+        shared = sharing.get(pmid)
+        if shared is not None and shared[0] != insts:
+            for inst in shared[0]:
+                series = found[(pmid, inst)][1]
+                series.times = array("d", series.times)
+            del sharing[pmid]
+            shared = None
         if len(set(insts)) != len(insts):       # an instance twice in one value set
             for order, t, values in zip(run.seqs, run.times, run.rows):
                 for pos, (inst, value) in enumerate(zip(insts, values)):
@@ -219,7 +233,19 @@ class Replay:
                     sr[1].extend((t,), (value,))
             return
         times = run.times
-        for pos, (inst, column) in enumerate(zip(insts, zip(*run.rows))):
+        columns = zip(*run.rows)
+        if shared is None and len(insts) > 1 and not any((pmid, i) in found for i in insts):
+            shared = sharing[pmid] = (insts, array("d"))
+            for pos, inst in enumerate(insts):
+                series = Series.of_type(ptype)
+                series.times = shared[1]
+                found[(pmid, inst)] = ((run.seqs[0], pos), series)
+        if shared is not None:
+            shared[1].extend(times)
+            for inst, column in zip(insts, columns):
+                found[(pmid, inst)][1].extend_values(column)
+            return
+        for pos, (inst, column) in enumerate(zip(insts, columns)):
             sr = found.get((pmid, inst))
             if sr is None:
                 sr = found[(pmid, inst)] = ((run.seqs[0], pos), Series.of_type(ptype))
