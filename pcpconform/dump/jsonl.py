@@ -373,13 +373,15 @@ def dump_lines(archive: Archive) -> Iterator[str]:
 def write_jsonl(archive: Archive, out: TextIO) -> int:
     count = 0
     batch: list[str] = []
-    for line in dump_lines(archive):
-        batch.append(line)
-        if len(batch) == 256:           # fewer, larger writes
+    try:
+        for line in dump_lines(archive):
+            batch.append(line)
+            if len(batch) == 256:           # fewer, larger writes
+                out.write("\n".join(batch) + "\n")
+                count += len(batch)
+                batch.clear()
+    finally:                                # the lines before a bad record are written
+        if batch:
             out.write("\n".join(batch) + "\n")
             count += len(batch)
-            batch.clear()
-    if batch:
-        out.write("\n".join(batch) + "\n")
-        count += len(batch)
     return count - 1

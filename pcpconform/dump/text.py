@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from datetime import UTC, datetime
@@ -12,8 +13,9 @@ from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDo
 from pcpconform.format.timezone import ArchiveZone
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import DecodedResult
 
-__all__ = ["write_text", "when_text", "value_text", "printed_value"]
+__all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets"]
 
 
 def when_text(ts: Timestamp) -> str:
@@ -105,30 +107,114 @@ def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
             out.write(f"{zone.when(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
     out.write("\n")
     types = {pmid: d.type for pmid, d in md.descs.items()}
-    for res in archive.results():
-        size = len(res.record.data) if res.record is not None else 0
-        out.write(f"[{size} bytes]\n")
-        if res.is_mark:
-            out.write(f"{zone.when(res.timestamp)}  <mark>\n\n")
-            continue
-        out.write(f"{zone.when(res.timestamp)} {len(res.vsets)} metric{'s' if len(res.vsets) != 1 else ''}\n")
+    lines = _ResultLines(archive, types)
+    batch: list[str] = []
+    try:
+        for res in archive.results():
+            size = len(res.record.data) if res.record is not None else 0
+            if res.is_mark:
+                batch.append(f"[{size} bytes]\n{zone.when(res.timestamp)}  <mark>\n\n")
+            else:
+                batch.append(f"[{size} bytes]\n{zone.when(res.timestamp)} {len(res.vsets)} "
+                             f"metric{'s' if len(res.vsets) != 1 else ''}\n{lines.vsets(res)}\n")
+            if len(batch) == 64:            # fewer, larger writes
+                out.write("".join(batch))
+                batch.clear()
+    finally:                                # what was read before a bad record is shown
+        out.write("".join(batch))
+
+
+class _ResultLines:
+    """A result's value-set lines; the instance lines of a value set are one ``%`` template
+    per (instance domain record in force, instance list), filled with a column of values."""
+
+    def __init__(self, archive: Archive, types: dict[int, int]) -> None:
+        self.archive = archive
+        self.types = types
+        md = archive.metadata
+        self.descs = md.descs
+        self.stamps = {indom: [r.timestamp for r in history] for indom, history in md.indoms.items()}
+        self.history = md.indoms
+        self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
+        self.heads: dict[int, str] = {}
+
+    def _head(self, pmid: int) -> str:
+        head = self.heads.get(pmid)
+        if head is None:
+            head = self.heads[pmid] = f"    {PmID(pmid)} ({self.archive.metric_name(pmid)}):"
+        return head
+
+    def _template(self, indom: int, at: Timestamp, insts: tuple[int, ...]) -> str:
+        stamps = self.stamps.get(indom)
+        pos = bisect.bisect_right(stamps, at) if stamps else 0
+        key = (indom, pos, insts)
+        template = self.templates.get(key)
+        if template is None:
+            names = self.history[indom][pos - 1].instances if pos else {}
+            template = "".join(
+                "        inst [" + (f'{inst} or "{names[inst]}"' if inst in names else
+                                    f"{inst} or ???").replace("%", "%%") + "] value %s\n"
+                for inst in insts)
+            if len(self.templates) > 4096:
+                self.templates.clear()
+            self.templates[key] = template
+        return template
+
+    def vsets(self, res: DecodedResult) -> str:
+        out = []
         for vs in res.vsets:
-            name = archive.metric_name(vs.pmid)
-            head = f"    {PmID(vs.pmid)} ({name}):"
+            head = self._head(vs.pmid)
             if vs.numval < 0:
-                out.write(f"{head} error {vs.numval}\n")
+                out.append(f"{head} error {vs.numval}\n")
                 continue
             if vs.numval == 0:
-                out.write(f"{head} No values returned!\n")
+                out.append(f"{head} No values returned!\n")
                 continue
-            ptype = types.get(vs.pmid)
-            desc = md.descs.get(vs.pmid)
-            if len(vs.values) == 1 and vs.values[0][0] == -1:
-                out.write(f"{head} value {printed_value(vs.values[0][1], ptype)}\n")
+            ptype = self.types.get(vs.pmid)
+            insts, values = vs.columns
+            if len(insts) == 1 and insts[0] == -1:
+                out.append(f"{head} value {printed_value(values[0], ptype)}\n")
                 continue
-            out.write(head + "\n")
-            names = archive.instances(desc.indom, res.timestamp) if desc and not desc.indom.is_null else {}
-            for inst, v in vs.values:
-                label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
-                out.write(f"        inst [{label}] value {printed_value(v, ptype)}\n")
-        out.write("\n")
+            desc = self.descs.get(vs.pmid)
+            indom = -1 if desc is None or desc.indom.is_null else int(desc.indom)
+            template = self._template(indom, res.timestamp, insts)
+            out.append(head + "\n" + template % tuple(_printed_column(values, ptype)))
+        return "".join(out)
+
+
+def _printed_column(values: tuple[Any, ...], ptype: int | None) -> list[str]:
+    """``printed_value`` of each value, a column of one class at a time."""
+    classes = set(map(type, values))
+    if classes == {int}:
+        return list(map(str, values))
+    if classes == {float} and all(v == v for v in values):     # no NaN: plain %.16g
+        return [format(v, ".16g") for v in values]
+    if classes == {F32} and all(v == v for v in values):       # no NaN: plain %.8g
+        return [format(float(v), ".8g") for v in values]
+    return [printed_value(v, ptype) for v in values]
+
+
+def reference_vsets(archive: Archive, res: DecodedResult) -> str:
+    """``_ResultLines.vsets`` value by value, with ``Archive.instances``: the reference the
+    tests hold the columns to."""
+    md = archive.metadata
+    out = []
+    for vs in res.vsets:
+        head = f"    {PmID(vs.pmid)} ({archive.metric_name(vs.pmid)}):"
+        if vs.numval < 0:
+            out.append(f"{head} error {vs.numval}\n")
+            continue
+        if vs.numval == 0:
+            out.append(f"{head} No values returned!\n")
+            continue
+        ptype = md.descs[vs.pmid].type if vs.pmid in md.descs else None
+        desc = md.descs.get(vs.pmid)
+        if len(vs.values) == 1 and vs.values[0][0] == -1:
+            out.append(f"{head} value {printed_value(vs.values[0][1], ptype)}\n")
+            continue
+        out.append(head + "\n")
+        names = archive.instances(desc.indom, res.timestamp) if desc and not desc.indom.is_null else {}
+        for inst, v in vs.values:
+            label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
+            out.append(f"        inst [{label}] value {printed_value(v, ptype)}\n")
+    return "".join(out)

@@ -5,6 +5,7 @@ column path taken for every value set of the benchmark's shape."""
 from __future__ import annotations
 
 import importlib
+import io
 import itertools
 import json
 import struct
@@ -112,3 +113,22 @@ def test_every_value_set_of_the_benchmark_shape_is_formatted_as_a_column(tmp_pat
     res = DecodedResult(Timestamp(1, 0), [DecodedValueSet(1, 2, 1, None, ((0, 1), (1, 2.5)))])
     result_line(res, {1: PmType.U64}, "0", 1, 0)
     assert jsonl.COLUMN_FALLBACKS == {"mixed value classes": 1}
+
+
+def test_write_jsonl_writes_every_line_before_a_bad_record() -> None:
+    """Lines are written in batches: an error still leaves every line before it written."""
+    damaged = 0
+    for case in CASES:
+        try:
+            archive = Archive(sorted(case.glob("*.meta*"))[0])
+        except PcpConformError:
+            continue
+        lines, error = _lines(lambda a=archive: dump_lines(a))
+        out = io.StringIO()
+        try:
+            jsonl.write_jsonl(archive, out)
+        except PcpConformError:
+            damaged += 1
+        assert out.getvalue() == "".join(line + "\n" for line in lines), case.name
+        assert error is None or damaged
+    assert damaged > 5
