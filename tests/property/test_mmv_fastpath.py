@@ -59,7 +59,7 @@ def section(data: bytes, kind: int) -> tuple[int, int] | None:
 def damaged(draw: Any, version: int | None) -> bytes:
     """A drawn file with some of (after its TOC): bytes changed, 64-bit words replaced by offsets of other
     entries or slots of the file (back-pointers that point at the wrong thing), value entries
-    reordered, a tail cut off."""
+    reordered, repeated or given another's field, a tail cut off."""
     raw = bytearray(draw(mmv_files(version, max_instances=4, max_metrics=6)))
     words = list(range(0, len(raw) - 7, 8))
     toc_end = HEADER_SIZE + TOC_SIZE * struct.unpack_from("<i", raw, 24)[0]
@@ -71,12 +71,16 @@ def damaged(draw: Any, version: int | None) -> bytes:
     for _ in range(draw(st.integers(0, 2))):
         raw[draw(st.integers(min(toc_end, len(raw) - 1), len(raw) - 1))] = draw(st.integers(0, 255))
     values = section(bytes(raw), TOC_VALUES)
-    if values and draw(st.booleans()):
-        count, offset = values
-        if count > 0 and offset + VALUE_SIZE * count <= len(raw):
-            rows = [raw[offset + VALUE_SIZE * k:offset + VALUE_SIZE * (k + 1)] for k in range(count)]
-            order = draw(st.permutations(range(count)))
-            raw[offset:offset + VALUE_SIZE * count] = b"".join(rows[k] for k in order)
+    count, offset = values or (0, 0)
+    if count > 0 and offset + VALUE_SIZE * count <= len(raw):
+        rows = [raw[offset + VALUE_SIZE * k:offset + VALUE_SIZE * (k + 1)] for k in range(count)]
+        if draw(st.booleans()):
+            rows = [rows[k] for k in draw(st.permutations(range(count)))]
+        for _ in range(draw(st.integers(0, 2))):      # a value repeated, or a field of it
+            k, j = draw(st.integers(0, count - 1)), draw(st.integers(0, count - 1))
+            part = draw(st.sampled_from([slice(0, 32), slice(8, 16), slice(16, 24), slice(24, 32)]))
+            rows[k] = rows[k][:part.start] + rows[j][part] + rows[k][part.stop:]
+        raw[offset:offset + VALUE_SIZE * count] = b"".join(rows)
     if draw(st.integers(0, 5)) == 0:
         raw = raw[:draw(st.integers(0, len(raw)))]
     return bytes(raw)

@@ -132,7 +132,7 @@ def test_check_column_pass_taken_on_the_benchmark_shape(version: int, tmp_path: 
     assert fast.errors == 0 and fast.diagnostics          # ELAPSED metrics of instant semantics
 
 
-def test_a_flagged_value_section_is_checked_entry_by_entry_and_counted(tmp_path: Path) -> None:
+def test_a_flagged_value_entry_is_checked_alone_and_counted(tmp_path: Path) -> None:
     data = bytearray(build_mmv(bench_shaped()))
     count, offset = _section(bytes(data), TOC_VALUES)
     at = offset + VALUE_SIZE * (count // 2) + 16
@@ -141,7 +141,7 @@ def test_a_flagged_value_section_is_checked_entry_by_entry_and_counted(tmp_path:
     path.write_bytes(bytes(data))
     CHECK_FALLBACKS.clear()
     fast = check_mmv_file(path)
-    assert CHECK_FALLBACKS == {CheckFallback.VALUES: 1}
+    assert CHECK_FALLBACKS == {CheckFallback.VALUE_ENTRIES: 1}
     assert fast.diagnostics == check_mmv_file(path, columns=False).diagnostics
     assert [d.field for d in fast.diagnostics if d.code == "mmv.value-metric"] == \
         [f"values[{count // 2}].metric"]

@@ -14,6 +14,7 @@ import enum
 from collections import Counter
 from itertools import repeat
 from operator import add
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -22,17 +23,18 @@ from construct import Construct
 from pcpconform.check.mmv.context import IndomFact, MmvContext, Section, SlotBatch
 from pcpconform.mmv.columns import entry_dtype
 from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_STRING
-from pcpconform.mmv.schema import STRING_SIZE, VALUE_SIZE
+from pcpconform.mmv.schema import STRING_SIZE
 
 __all__ = ["CheckFallback", "FALLBACKS", "section_table", "slots_ok", "slot_texts",
            "inline_texts", "instance_columns",
-           "ValueKeys", "value_columns"]
+           "ValueKeys", "ValueFlags", "slots_found", "value_columns"]
 
 
 class CheckFallback(enum.Enum):
     """Why a section was checked entry by entry."""
 
-    VALUES = "a value entry needs the per-entry checks"
+    VALUES = "the values section needs the per-entry checks"
+    VALUE_ENTRIES = "value entries need the per-entry checks (counted one by one)"
     INSTANCES = "an instance entry of an indom needs the per-entry checks"
     METRICS = "the metrics section needs the per-entry checks"
 
@@ -119,7 +121,7 @@ class ValueKeys:
     """The (metric index, instance) of every value, as the per-entry checks collect them:
     each once, and every instance one of its metric's indom."""
 
-    _NONE = -(1 << 40)       # below every int32 instance id: a singular value
+    NONE = -(1 << 40)        # below every int32 instance id: a singular value
 
     def __init__(self, which: npt.NDArray[np.int64], instances: npt.NDArray[np.int64],
                  nmetrics: int) -> None:
@@ -133,7 +135,7 @@ class ValueKeys:
         instance: int | None = key[1]
         if index not in self._sets:
             ids = self.instances[self.which == index].tolist()
-            self._sets[index] = {None if i == self._NONE else i for i in ids}
+            self._sets[index] = {None if i == self.NONE else i for i in ids}
         return instance in self._sets[index]
 
     @classmethod
@@ -141,17 +143,33 @@ class ValueKeys:
         return cls(np.zeros(0, np.int64), np.zeros(0, np.int64), nmetrics)
 
 
-def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
-    """Check the values section by columns. None when some entry needs the per-entry checks
-    (nothing reported or recorded then); else the values' keys, with the slots of STRING
-    values recorded."""
+class ValueFlags(NamedTuple):
+    """The column pass over the values section: the entries the per-entry checks must see,
+    and, for the others, what those checks would record."""
+
+    flagged: npt.NDArray[np.bool_]
+    which: npt.NDArray[np.int64]         # its metric's index
+    instances: npt.NDArray[np.int64]     # its instance's id, ValueKeys.NONE for none
+    string: npt.NDArray[np.bool_]        # a STRING value whose slot is to be recorded
+    extras: npt.NDArray[np.int64]
+
+    def keys(self, nmetrics: int) -> ValueKeys:
+        """The keys of a section with nothing flagged."""
+        return ValueKeys(self.which, self.instances, nmetrics)
+
+
+def value_columns(ctx: MmvContext, sect: Section) -> ValueFlags | None:
+    """Check the values section by columns (nothing reported or recorded); None when the
+    whole section needs the per-entry checks (no metrics, or repeated indom serials, whose
+    instances the PMDA merges)."""
     assert ctx.structs is not None
     count = sect.fitting(ctx.size)
     table = section_table(ctx, ctx.structs.value, sect.offset, count)
     if count == 0:
-        return ValueKeys.empty(len(ctx.metrics))
+        none = np.zeros(0, np.int64)
+        return ValueFlags(np.zeros(0, bool), none, none, np.zeros(0, bool), none)
     if not ctx.metrics or len({d.serial for d in ctx.indoms}) != len(ctx.indoms):
-        return None          # no metric to point at; repeated serials merge instances
+        return None
     m_indom = np.array([m.indom for m in ctx.metrics], np.int64)
     m_type = np.array([m.type for m in ctx.metrics], np.int64)
     readable = {d.serial for d in ctx.indoms if d.readable}
@@ -161,45 +179,60 @@ def value_columns(ctx: MmvContext, sect: Section) -> ValueKeys | None:
     first, size = ctx.metrics[0].offset, ctx.structs.metric_size
     moff = table["metric"].astype(np.int64) - first
     which = moff // size
-    if (moff < 0).any() or (moff % size).any() or (which >= len(ctx.metrics)).any():
-        return None
+    has_metric = (moff >= 0) & (moff % size == 0) & (which < len(ctx.metrics))
+    which = np.where(has_metric, which, 0)
     indom = m_indom[which]
     singular = (indom == 0) | (indom == 0xFFFFFFFF)
     ioff = table["instance"].astype(np.int64)
-    if ioff[singular].any():
-        return None
-    owned = ~singular & m_owned[which]
-    internal = np.zeros(count, np.int64)
-    if owned.any():
+    # an instance back-pointer of a readable indom: one of its instance entries
+    owned = has_metric & ~singular & m_owned[which]
+    instances = np.full(count, ValueKeys.NONE, np.int64)
+    found = ~owned
+    if owned.any() and ctx.instance_at:
         inst_offset, inst_serial, inst_internal = _instances(ctx)
-        if len(inst_offset) == 0:
-            return None
         at = np.searchsorted(inst_offset, ioff).clip(0, len(inst_offset) - 1)
-        found = (inst_offset[at] == ioff) & (inst_serial[at] == indom)
-        if not found[owned].all():
-            return None
-        internal = np.where(owned, inst_internal[at], 0)
-    # (metric, instance) once each: instance ids are int32, None (singular) above them
-    keys = which.astype(np.int64) * (1 << 33) + np.where(owned, internal + (1 << 31), 1 << 32)
-    # increasing keys (values laid out metric by metric, instances in id order) are distinct
-    if not (keys[1:] > keys[:-1]).all():
-        ordered = np.sort(keys)
-        if (ordered[1:] == ordered[:-1]).any():
-            return None
+        hit = owned & (inst_offset[at] == ioff) & (inst_serial[at] == indom)
+        found |= hit
+        instances[hit] = inst_internal[at][hit]
+    # entries the per-entry checks give a key (metric, instance); a repeated key is flagged
+    # every time it occurs, so that the per-entry checks see all of them
+    keyed = has_metric & found
+    keys = which * (1 << 33) + np.where(owned, instances + (1 << 31), 1 << 32)
+    flagged = ~keyed | (singular & (ioff != 0)) | _repeated(keys, keyed)
     mtype = m_type[which]
     extras = table["extra"]
-    if ((mtype == TYPE_ELAPSED) & (extras > 0)).any():
-        return None
-    strings = np.flatnonzero(mtype == TYPE_STRING)
-    offsets = extras[strings]
-    if not slots_ok(ctx, offsets.tolist()):
-        return None
-    if len(strings):
-        ctx.slots.append(SlotBatch(offsets.astype(np.int64), strings.astype(np.int64),
-                                   ("values[{}].extra",), None, None,
-                                   sect.offset + VALUE_SIZE * strings + 8))
-    return ValueKeys(which.astype(np.int64), np.where(owned, internal, ValueKeys._NONE),
-                     len(ctx.metrics))
+    flagged |= (mtype == TYPE_ELAPSED) & (extras > 0)
+    string = np.flatnonzero(keyed & (mtype == TYPE_STRING))
+    flagged[string[~slots_found(ctx, extras[string])]] = True
+    is_string = np.zeros(count, bool)
+    is_string[string] = True
+    return ValueFlags(flagged, which, instances, is_string & ~flagged, extras)
+
+
+def _repeated(keys: npt.NDArray[np.int64], among: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Where a key of the entries ``among`` occurs more than once among them."""
+    out = np.zeros(len(keys), bool)
+    rows = np.flatnonzero(among)
+    k = keys[rows]
+    # increasing keys (values laid out metric by metric, instances in id order) are distinct
+    if (k[1:] > k[:-1]).all():
+        return out
+    order = np.argsort(k, kind="stable")
+    ordered = k[order]
+    same = ordered[1:] == ordered[:-1]
+    out[rows[order[1:][same]]] = True
+    out[rows[order[:-1][same]]] = True
+    return out
+
+
+def slots_found(ctx: MmvContext, offsets: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """For each offset, whether MmvContext.slot accepts it without a finding."""
+    inside = (offsets >= ctx.toc_end) & (offsets <= ctx.size - STRING_SIZE)
+    at = offsets[inside].tolist()
+    ends = list(map(ctx.data.find, repeat(b"\0"), at, map(add, at, repeat(STRING_SIZE))))
+    ok = inside.copy()
+    ok[inside] = np.array(ends, np.int64) >= 0
+    return ok
 
 
 def _instances(ctx: MmvContext) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],

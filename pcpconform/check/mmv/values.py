@@ -11,8 +11,8 @@ from collections.abc import Container
 
 import numpy as np
 
-from pcpconform.check.mmv.columns import FALLBACKS, CheckFallback, value_columns
-from pcpconform.check.mmv.context import MmvContext, SlotBatch
+from pcpconform.check.mmv.columns import FALLBACKS, CheckFallback, ValueKeys, value_columns
+from pcpconform.check.mmv.context import MmvContext, Section, SlotBatch
 from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_NOSUPPORT, TYPE_STRING
 from pcpconform.mmv.schema import STRING_SIZE, TOC_STRINGS, TOC_VALUES, VALUE_SIZE
 
@@ -24,56 +24,85 @@ def check_values(ctx: MmvContext) -> None:
     if sect is None:
         return
     assert ctx.structs is not None
-    if ctx.columns:
-        keys = value_columns(ctx, sect)
-        if keys is not None:
-            _missing(ctx, keys, keys.counts)
-            return
-        FALLBACKS[CheckFallback.VALUES] += 1
-    s = ctx.structs
-    seen: dict[tuple[int, int | None], int] = {}
     readable = {d.serial for d in ctx.indoms if d.readable}
-    for n in range(sect.fitting(ctx.size)):
-        where = sect.offset + VALUE_SIZE * n
-        f = f"values[{n}]"
-        v = ctx.parse(s.value, where, VALUE_SIZE)
-        m = ctx.metric_at.get(v.metric)
-        if m is None:
-            inside = v.metric > 0 and v.metric + s.metric_size <= ctx.size
-            ctx.add("mmv.value-metric", f"metric back-pointer {v.metric} is not a metric entry"
-                    + ("" if inside else " and lies outside the file (the PMDA follows it"
-                       " unchecked)"), record=n, offset=where + 16, field=f + ".metric")
-            continue
-        instance: int | None = None
-        known = True
-        if m.indom in (0, 0xFFFFFFFF):
-            if v.instance != 0:
-                ctx.add("mmv.value-singular-instance", f"metrics[{m.index}] is singular, but the"
-                        f" value points at {v.instance} (ignored)", record=n, offset=where + 24,
-                        field=f + ".instance")
-        elif m.indom not in readable:
-            known = False   # the indom is undeclared or unreadable: reported already
-        else:
-            owner = ctx.instance_at.get(v.instance)
-            if owner is None or owner[0] != m.indom:
-                ctx.add("mmv.value-instance", f"instance back-pointer {v.instance} is not an"
-                        f" instance of indom {m.indom}", record=n, offset=where + 24,
-                        field=f + ".instance")
+    seen: dict[tuple[int, int | None], int] = {}
+    flags = value_columns(ctx, sect) if ctx.columns else None
+    if flags is not None and not flags.flagged.any():
+        strings = np.flatnonzero(flags.string)
+        if len(strings):
+            ctx.slots.append(SlotBatch(flags.extras[strings], strings.astype(np.int64),
+                                       ("values[{}].extra",), None, None,
+                                       sect.offset + VALUE_SIZE * strings + 8))
+        keys = flags.keys(len(ctx.metrics))
+        _missing(ctx, keys, keys.counts)
+        return
+    if flags is not None:
+        # the flagged entries one by one; the others record what those checks record
+        FALLBACKS[CheckFallback.VALUE_ENTRIES] += int(flags.flagged.sum())
+        rows = zip(flags.flagged.tolist(), flags.which.tolist(), flags.instances.tolist(),
+                   flags.string.tolist(), flags.extras.tolist())
+        for n, (flagged, index, instance, string, extra) in enumerate(rows):
+            if flagged:
+                _value(ctx, sect, n, seen, readable)
                 continue
-            instance = owner[1]
-        key = (m.index, instance)
-        if known and key in seen:
-            ctx.add("mmv.value-duplicate", f"values[{seen[key]}] already holds metrics[{m.index}]"
-                    + ("" if instance is None else f" instance {instance}") + " (the PMDA serves"
-                    " the first)", record=n, offset=where + 16, field=f + ".metric")
-        seen.setdefault(key, n)
-        if m.type == TYPE_STRING:
-            ctx.slot(v.extra, code="mmv.string-value-offset", nul_code="mmv.string-nul",
-                     fld=f + ".extra", record=n, where=where + 8)
-        elif m.type == TYPE_ELAPSED and v.extra > 0:
-            ctx.add("mmv.elapsed-extra", f"extra {v.extra} is positive (an open interval is"
-                    " negative; mmvdump flags it)", record=n, offset=where + 8, field=f + ".extra")
+            seen.setdefault((index, None if instance == ValueKeys.NONE else instance), n)
+            if string:
+                ctx.slots.append((extra, f"values[{n}].extra", n,
+                                  sect.offset + VALUE_SIZE * n + 8))
+        _missing(ctx, seen)
+        return
+    if ctx.columns:
+        FALLBACKS[CheckFallback.VALUES] += 1
+    for n in range(sect.fitting(ctx.size)):
+        _value(ctx, sect, n, seen, readable)
     _missing(ctx, seen)
+
+
+def _value(ctx: MmvContext, sect: Section, n: int, seen: dict[tuple[int, int | None], int],
+           readable: set[int]) -> None:
+    """Check values[n]; ``seen`` maps the (metric, instance) of the values before it to the
+    first value that has it."""
+    assert ctx.structs is not None
+    s = ctx.structs
+    where = sect.offset + VALUE_SIZE * n
+    f = f"values[{n}]"
+    v = ctx.parse(s.value, where, VALUE_SIZE)
+    m = ctx.metric_at.get(v.metric)
+    if m is None:
+        inside = v.metric > 0 and v.metric + s.metric_size <= ctx.size
+        ctx.add("mmv.value-metric", f"metric back-pointer {v.metric} is not a metric entry"
+                + ("" if inside else " and lies outside the file (the PMDA follows it"
+                   " unchecked)"), record=n, offset=where + 16, field=f + ".metric")
+        return
+    instance: int | None = None
+    known = True
+    if m.indom in (0, 0xFFFFFFFF):
+        if v.instance != 0:
+            ctx.add("mmv.value-singular-instance", f"metrics[{m.index}] is singular, but the"
+                    f" value points at {v.instance} (ignored)", record=n, offset=where + 24,
+                    field=f + ".instance")
+    elif m.indom not in readable:
+        known = False   # the indom is undeclared or unreadable: reported already
+    else:
+        owner = ctx.instance_at.get(v.instance)
+        if owner is None or owner[0] != m.indom:
+            ctx.add("mmv.value-instance", f"instance back-pointer {v.instance} is not an"
+                    f" instance of indom {m.indom}", record=n, offset=where + 24,
+                    field=f + ".instance")
+            return
+        instance = owner[1]
+    key = (m.index, instance)
+    if known and key in seen:
+        ctx.add("mmv.value-duplicate", f"values[{seen[key]}] already holds metrics[{m.index}]"
+                + ("" if instance is None else f" instance {instance}") + " (the PMDA serves"
+                " the first)", record=n, offset=where + 16, field=f + ".metric")
+    seen.setdefault(key, n)
+    if m.type == TYPE_STRING:
+        ctx.slot(v.extra, code="mmv.string-value-offset", nul_code="mmv.string-nul",
+                 fld=f + ".extra", record=n, where=where + 8)
+    elif m.type == TYPE_ELAPSED and v.extra > 0:
+        ctx.add("mmv.elapsed-extra", f"extra {v.extra} is positive (an open interval is"
+                " negative; mmvdump flags it)", record=n, offset=where + 8, field=f + ".extra")
 
 
 def _missing(ctx: MmvContext, seen: Container[tuple[int, int | None]],
