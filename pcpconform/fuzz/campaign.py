@@ -126,7 +126,11 @@ class Campaign:
         # recent discoveries are favoured, the seeds are never forgotten
         parent = queue[rng.randrange(len(queue))] if rng.random() < 0.5 else \
             queue[max(0, len(queue) - 1 - int(rng.expovariate(0.1)))]
-        child = mutate(parent, rng)
+        try:
+            child = mutate(parent, rng)
+        except Exception as exc:    # a bug of the engine must not end a campaign: run the parent
+            child = Entry(parent.kind, parent.parts, (*parent.notes, f"mutation failed: {exc!r}"[:200]),
+                          parent.origin)
         files, names = job_files(child.kind, child.parts)
         return Job(self.o.target, child.kind, files, names, child.notes, self.o.differential), child
 

@@ -467,10 +467,14 @@ def compress(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
 
 
 def byte_noise(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
-    part = rng.choice(list(ed.files))
+    """Bytes flipped, set, inserted or appended; never skips (the last resort of a mutant)."""
+    parts = [p for p, d in ed.files.items() if d]
+    if not parts:                   # nothing but empty files left: give one some bytes
+        part = rng.choice(list(ed.files) or ["meta"])
+        ed.files[part] = bytearray(bytes(rng.randrange(256) for _ in range(rng.choice((1, 4, 8)))))
+        return f"{part} given {len(ed.files[part])} bytes"
+    part = rng.choice(parts)
     data = ed.files[part]
-    if not data:
-        raise Skip("empty")
     choice = rng.randrange(4)
     at = rng.randrange(len(data))
     if choice == 0:

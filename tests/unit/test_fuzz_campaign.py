@@ -147,3 +147,10 @@ def test_mmv_files_and_derived_configs_are_mutated_with_the_kits_feedback(tmp_pa
     summary = campaign.run()
     # the kit's MMV validator codes, or its derived-config diagnostics, spread the feedback keys
     assert summary.runs == 10 and summary.feedback_keys > 2
+
+
+@pytest.mark.parametrize("files", [{}, {"meta": b""}, {"meta": b"", "0": b""}, {"meta": b"\x00" * 3}])
+def test_mutating_what_is_left_of_an_archive_never_raises(files: dict[str, bytes]) -> None:
+    for k in range(20):
+        mutated, notes = mutate_archive(files, random.Random(k), [])
+        assert notes and mutated != files
