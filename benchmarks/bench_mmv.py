@@ -9,8 +9,8 @@ every metric's values made into ``Value`` tuples, and ``check_mmv_file(FILE)`` i
 (the validator when ``pcpconform.check.mmv`` is there), and prints the best time of each and
 the ratio to mmvdump (kit/mmvdump: below 1 is faster). Timings are printed, never asserted.
 
-Best of 9, CPU time (load average 7 to 14 on 2 CPUs; wall clock is noisier there): mmvdump
-0.023 s, read_mmv 0.012 s (0.52x), read_mmv with every value made 0.034 s (1.46x),
+Best of 9, CPU time (load average 6 on 2 CPUs; wall clock is noisier there): mmvdump
+0.023 s, read_mmv 0.011 s (0.49x), read_mmv with every value made 0.033 s (1.43x),
 check_mmv_file 0.015 s (0.65x); before the column paths, read_mmv (every value made) took
 0.046 s (1.9x) and check_mmv_file 0.234 s (9.8x).
 
