@@ -390,7 +390,8 @@ def print_table(arch: BenchArchive, cases: list[Case], repeat: int) -> None:
 def dump_to_devnull(fmt: str) -> Callable[[Path], None]:
     """What ``pcpconform dump --format FMT`` does, in-process, for profiling."""
     def run(base: Path) -> None:
-        from pcpconform.dump.jsonl import write_jsonl, write_text
+        from pcpconform.dump.jsonl import write_jsonl
+        from pcpconform.dump.text import write_text
 
         with open(os.devnull, "w", encoding="utf-8") as out:
             (write_jsonl if fmt == "jsonl" else write_text)(Archive(base), out)

@@ -19,7 +19,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import replay as replay_module
 from pcpconform.oracles.interp.model import F32Column, NoValue, Series
 from pcpconform.oracles.interp.replay import Replay
-from pcpconform.oracles.interp.report import samples_json, write_json
+from pcpconform.oracles.interp.report import _Rows, samples_json, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID = ROOT / "corpus" / "cases" / "valid"
@@ -147,3 +147,21 @@ def test_no_value_reasons_survive_the_pieces() -> None:
     assert [len(p) for p in pieces] == [2, 2, 1]
     assert all(s.eol or all(isinstance(v, NoValue) for vals in s.values.values() for v in vals.values())
                for p in pieces for s in p)
+
+
+@pytest.mark.parametrize("base", ARCHIVES, ids=lambda p: p.parent.name)
+def test_report_rows_name_instances_as_archive_instances_does(base: Path) -> None:
+    """The report looks each instance domain's history up once; the names it gives are
+    ``Archive.instances`` at the sample's time, else every name the domain ever had."""
+    a = Archive(base)
+    r = Replay(a, _pmids(a))
+    end = max((x.timestamp.total_nsec() for x in a.results()), default=a.start.total_nsec())
+    rows_of = _Rows(a, False)
+    for s in r.schedule(a.start, max((end - a.start.total_nsec()) // 29, 1), 31):
+        for pmid in s.values:
+            desc = a.desc(pmid)
+            want: dict[int, str] = {}
+            if not desc.indom.is_null:
+                want = a.instances(desc.indom, s.time) or {
+                    i: n for rec in a.indom_history(desc.indom) for i, n in rec.instances.items()}
+            assert rows_of.names(desc, s) == want

@@ -3,6 +3,7 @@ INTERP-FMT-*), and its text and CSV views."""
 
 from __future__ import annotations
 
+import bisect
 import csv
 import json
 from collections.abc import Iterable, Iterator
@@ -19,33 +20,62 @@ __all__ = ["samples_json", "write_json", "write_text", "write_csv"]
 FORMAT = {"kind": "interp", "format": "pcpconform-interp", "format_version": 1}
 
 
-def _names(archive: Archive, desc: Any, s: Sample) -> dict[int, str]:
-    if desc.indom.is_null:
-        return {}
-    names = archive.instances(desc.indom, s.time)
-    if not names:
-        names = {i: n for r in archive.indom_history(desc.indom) for i, n in r.instances.items()}
-    return names
-
-
 _Row = tuple[int, str, Any, int, list[tuple[int, str | None, Any]]]
 
 
-def _rows(archive: Archive, s: Sample, rate: bool) -> Iterator[_Row]:
-    """(pmid, metric name, desc, value type, [(inst, name, value)]) per metric of a sample."""
-    for pmid, insts in s.values.items():
-        desc = archive.desc(pmid)
-        names = _names(archive, desc, s)
-        # rate-converted counters are doubles (INTERP-RATE-1)
-        vtype = PmType.DOUBLE if rate and desc.sem == PmSem.COUNTER else desc.type
-        yield (pmid, archive.metric_name(pmid), desc, vtype,
-               [(inst, names.get(inst), v) for inst, v in sorted(insts.items())])
+class _Rows:
+    """(pmid, metric name, desc, value type, [(inst, name, value)]) per metric of a sample,
+    for one document: descriptors, names and each instance domain's history looked up once
+    (names as ``Archive.instances`` gives them at the sample's time, else every name the
+    domain ever had)."""
+
+    def __init__(self, archive: Archive, rate: bool) -> None:
+        self.archive = archive
+        self.rate = rate
+        self.metrics: dict[int, tuple[str, Any, int, str]] = {}
+        self.histories: dict[int, tuple[list[Any], list[Any]]] = {}
+        self.names_at: dict[tuple[int, int], dict[int, str]] = {}
+
+    def metric(self, pmid: int) -> tuple[str, Any, int, str]:
+        """(name, desc, value type, pmID text)."""
+        got = self.metrics.get(pmid)
+        if got is None:
+            desc = self.archive.desc(pmid)
+            # rate-converted counters are doubles (INTERP-RATE-1)
+            vtype = PmType.DOUBLE if self.rate and desc.sem == PmSem.COUNTER else desc.type
+            got = self.metrics[pmid] = (self.archive.metric_name(pmid), desc, vtype, str(PmID(pmid)))
+        return got
+
+    def names(self, desc: Any, s: Sample) -> dict[int, str]:
+        if desc.indom.is_null:
+            return {}
+        indom = int(desc.indom)
+        known = self.histories.get(indom)
+        if known is None:
+            history = self.archive.indom_history(desc.indom)
+            known = self.histories[indom] = ([r.timestamp for r in history], history)
+        stamps, history = known
+        pos = bisect.bisect_right(stamps, s.time)
+        names = self.names_at.get((indom, pos))
+        if names is None:
+            names = dict(history[pos - 1].instances) if pos else {}
+            if not names:
+                names = {i: n for r in history for i, n in r.instances.items()}
+            self.names_at[(indom, pos)] = names
+        return names
+
+    def __call__(self, s: Sample) -> Iterator[_Row]:
+        for pmid, insts in s.values.items():
+            name, desc, vtype, _ = self.metric(pmid)
+            names = self.names(desc, s)
+            yield (pmid, name, desc, vtype,
+                   [(inst, names.get(inst), v) for inst, v in sorted(insts.items())])
 
 
-def _sample_json(archive: Archive, s: Sample, rate: bool) -> dict[str, Any]:
+def _sample_json(rows_of: _Rows, s: Sample) -> dict[str, Any]:
     entry: dict[str, Any] = {"time": {"sec": s.time.sec, "nsec": s.time.nsec}, "eol": s.eol,
                              "metrics": []}
-    for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+    for pmid, name, _desc, vtype, rows in rows_of(s):
         insts = []
         for inst, iname, v in rows:
             row: dict[str, Any] = {"inst": inst, "name": iname}
@@ -54,7 +84,7 @@ def _sample_json(archive: Archive, s: Sample, rate: bool) -> dict[str, Any]:
             else:
                 row["value"] = typed_value(v, vtype, 1)
             insts.append(row)
-        entry["metrics"].append({"pmid": str(PmID(pmid)), "name": name, "instances": insts})
+        entry["metrics"].append({"pmid": rows_of.metric(pmid)[3], "name": name, "instances": insts})
     return entry
 
 
@@ -76,7 +106,8 @@ def samples_json(archive: Archive, samples: Iterable[Sample], rules: str, *,
                  rate: bool = False, emulate: tuple[str, ...] = (),
                  rules_from: str | None = None) -> dict[str, Any]:
     head, tail = _document(rules, rate, emulate, rules_from)
-    return {**head, "samples": [_sample_json(archive, s, rate) for s in samples], **tail}
+    rows_of = _Rows(archive, rate)
+    return {**head, "samples": [_sample_json(rows_of, s) for s in samples], **tail}
 
 
 def _indented(value: Any, depth: int) -> str:
@@ -93,8 +124,9 @@ def write_json(archive: Archive, samples: Iterable[Sample], rules: str, out: Tex
     out.write("{\n" + "".join(f" {json.dumps(k)}: {_indented(v, 1)},\n" for k, v in head.items()))
     out.write(' "samples": [')
     first = True
+    rows_of = _Rows(archive, rate)
     for s in samples:
-        out.write(("\n  " if first else ",\n  ") + _indented(_sample_json(archive, s, rate), 2))
+        out.write(("\n  " if first else ",\n  ") + _indented(_sample_json(rows_of, s), 2))
         first = False
     out.write("]" if first else "\n ]")
     out.write("".join(f",\n {json.dumps(k)}: {_indented(v, 1)}" for k, v in tail.items()))
@@ -105,15 +137,19 @@ def write_text(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate
                header: str | None = None) -> None:
     if header is not None:
         out.write(header + "\n")
+    rows_of = _Rows(archive, rate)
     for s in samples:
+        when = when_text(s.time)
         if s.eol:
-            out.write(f"{when_text(s.time)}  end of log\n")
+            out.write(f"{when}  end of log\n")
             continue
-        for _pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+        lines = []
+        for _pmid, name, _desc, vtype, rows in rows_of(s):
             for inst, iname, v in rows:
-                shown = f"no value ({v.reason})" if isinstance(v, NoValue) else value_text(v, vtype)
+                shown = f"no value ({v.reason})" if isinstance(v, NoValue) else _shown(v, vtype)
                 where = "" if inst == -1 else f"[{iname if iname is not None else inst}]"
-                out.write(f"{when_text(s.time)}  {name}{where}  {shown}\n")
+                lines.append(f"{when}  {name}{where}  {shown}\n")
+        out.write("".join(lines))
 
 
 def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
@@ -121,14 +157,23 @@ def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate:
     metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason."""
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["time", "metric", "pmid", "inst", "instance", "value", "reason"])
+    rows_of = _Rows(archive, rate)
     for s in samples:
         when = f"{s.time.sec}.{s.time.nsec:09d}"
         if s.eol:
             w.writerow([when, "", "", "", "", "", "end of log"])
             continue
-        for pmid, name, _desc, vtype, rows in _rows(archive, s, rate):
+        lines = []
+        for pmid, name, _desc, vtype, rows in rows_of(s):
+            ptext = rows_of.metric(pmid)[3]
             for inst, iname, v in rows:
                 if isinstance(v, NoValue):
-                    w.writerow([when, name, str(PmID(pmid)), inst, iname or "", "", v.reason])
+                    lines.append([when, name, ptext, inst, iname or "", "", v.reason])
                 else:
-                    w.writerow([when, name, str(PmID(pmid)), inst, iname or "", value_text(v, vtype), ""])
+                    lines.append([when, name, ptext, inst, iname or "", _shown(v, vtype), ""])
+        w.writerows(lines)
+
+
+def _shown(value: Any, vtype: int) -> str:
+    """``value_text``, with its commonest case (an int) first."""
+    return str(value) if value.__class__ is int else value_text(value, vtype)
