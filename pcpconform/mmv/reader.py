@@ -4,6 +4,10 @@ Sections are found through the TOC. As in pmdammv, instances are reached through
 indom's offset and count, and values through their metric and instance back-pointers, which
 must point at entries of those sections. Unlike pmdammv, every offset is bounds-checked
 before it is followed (the PMDA follows some unchecked: spec/mmv.md).
+
+Two paths share the header and TOC checks: the column path (``_ColumnReader``: whole sections
+as numpy arrays, values left as columns until read) and the per-entry path (``_Reader``),
+which takes over, and names the error, for any file the column path flags.
 """
 
 from __future__ import annotations

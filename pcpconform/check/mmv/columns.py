@@ -1,11 +1,12 @@
 """The column pass of the MMV checks: sections checked with array operations.
 
 A file at the PMDA's limits holds 10^5 value entries; checking each in Python costs ten
-times what mmvdump takes to read the file. The per-entry checks stay the reference: a section
-(or an indom's instances) holding anything a column check flags is checked entry by entry,
-so codes, offsets, fields, messages and their order do not change; each time that happens
-its reason is counted in ``FALLBACKS``, so a test can tell when the column pass is silently
-not taken. ``MmvContext.columns`` False turns the pass off (the reference for tests).
+times what mmvdump takes to read the file. The per-entry checks stay the reference: the
+value entries a column check flags, an indom whose instances hold anything flagged, and a
+metrics section with a flagged string slot are checked entry by entry, so codes, offsets,
+fields, messages and their order do not change; each time that happens its reason is counted
+in ``FALLBACKS``, so a test can tell when the column pass is silently not taken.
+``MmvContext.columns`` False turns the pass off (the reference for tests).
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ from pcpconform.mmv.model import TYPE_ELAPSED, TYPE_STRING
 from pcpconform.mmv.schema import STRING_SIZE
 
 __all__ = ["CheckFallback", "FALLBACKS", "section_table", "slots_ok", "slot_texts",
-           "inline_texts", "instance_columns",
-           "ValueKeys", "ValueFlags", "slots_found", "value_columns"]
+           "slots_found", "inline_texts", "instance_columns", "ValueKeys", "ValueFlags",
+           "value_columns"]
 
 
 class CheckFallback(enum.Enum):
-    """Why a section was checked entry by entry."""
+    """Why entries were checked one by one."""
 
     VALUES = "the values section needs the per-entry checks"
     VALUE_ENTRIES = "value entries need the per-entry checks (counted one by one)"
@@ -39,7 +40,8 @@ class CheckFallback(enum.Enum):
     METRICS = "the metrics section needs the per-entry checks"
 
 
-#: how often each reason sent a section to the per-entry checks (in this process)
+#: how often each reason sent entries to the per-entry checks (in this process; value
+#: entries one by one, the others once per section or indom)
 FALLBACKS: Counter[CheckFallback] = Counter()
 
 
