@@ -269,6 +269,11 @@ def _template(item: str, count: int) -> str:
     return "[" + ",".join([item] * count) + "]"
 
 
+@functools.lru_cache(maxsize=64)
+def _json_text(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
 @functools.lru_cache(maxsize=4096)
 def _pmid_text(pmid: int) -> str:
     return str(PmID(pmid))
@@ -278,7 +283,7 @@ def result_line(res: DecodedResult, types: dict[int, int], file: str, index: int
                 offset: int) -> str:
     """One result's JSON Lines line, as ``json.dumps`` lays out its object (DUMP-RESULT);
     each value set's values are formatted as a column."""
-    head = (f'{{"kind":"result","file":{json.dumps(file)},"record":{index},"offset":{offset},'
+    head = (f'{{"kind":"result","file":{_json_text(file)},"record":{index},"offset":{offset},'
             f'"timestamp":{{"sec":{res.timestamp.sec},"nsec":{res.timestamp.nsec}}},'
             f'"mark":{"true" if res.is_mark else "false"},"vsets":[')
     parts = []
@@ -286,7 +291,8 @@ def result_line(res: DecodedResult, types: dict[int, int], file: str, index: int
         obj = f'{{"pmid":"{_pmid_text(vs.pmid)}","numval":{vs.numval}'
         if vs.numval > 0:
             insts, values = vs.columns
-            obj += (f',"valfmt":{json.dumps(vs.valfmt)},"values":'
+            valfmt = "null" if vs.valfmt is None else int(vs.valfmt)
+            obj += (f',"valfmt":{valfmt},"values":'
                     + _values_json(insts, values, types.get(vs.pmid), vs.valfmt))
         parts.append(obj + "}")
     tail = "]}"

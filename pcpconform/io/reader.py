@@ -197,8 +197,11 @@ class Component:
         except FormatError:
             raise
         except (EOFError, OSError, ValueError) as exc:
-            what = "cannot decompress" if strip_compression(self.name)[1] else "cannot read"
-            raise FormatError(f"{what}: {exc}", Location(self.name), "file.read") from None
+            raise self._read_error(exc) from None
+
+    def _read_error(self, exc: Exception) -> FormatError:
+        what = "cannot decompress" if strip_compression(self.name)[1] else "cannot read"
+        return FormatError(f"{what}: {exc}", Location(self.name), "file.read")
 
     def records(self, kind: str = "volume") -> Iterator[RawRecord]:
         """Framed records after the label (.meta and data volumes).
@@ -209,11 +212,12 @@ class Component:
         assert self._stream is not None
         it = iter_framed(self._stream, self.name, first_offset=LABEL_SIZE[self.version],
                          clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing)
-        while True:
-            record = self._guard(lambda: next(it, None))
-            if record is None:
-                return
-            yield record
+        try:
+            yield from it       # one guard for the pass, not a call per record
+        except FormatError:
+            raise
+        except (EOFError, OSError, ValueError) as exc:
+            raise self._read_error(exc) from None
 
     def index_entries(self) -> Iterator[tuple[int, int, Any]]:
         """Index entries after the label: (entry number, byte offset, parsed entry)."""
