@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import gc
+import struct
 from collections import Counter
 from functools import cache
 from itertools import repeat
@@ -25,7 +26,7 @@ from construct import Bytes, Construct, FormatField
 from pcpconform.mmv.model import Value, ValueSource
 from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE
 
-__all__ = ["Fallback", "FALLBACKS", "Flagged", "entry_dtype", "entries", "slot_ends",
+__all__ = ["Fallback", "FALLBACKS", "Flagged", "entry_dtype", "entry_struct", "entries", "slot_ends",
            "inline_ends", "decode_slots", "ValueColumns", "ValueRun"]
 
 # struct format codes of the schemas' integer fields, as numpy type codes
@@ -53,30 +54,43 @@ class Flagged(Exception):
         self.reason = reason
 
 
-@cache
-def entry_dtype(schema: Construct) -> np.dtype[np.void]:
-    """The numpy structured dtype of a fixed-size schema: its fields' names, offsets and sizes
-    as the schema declares them; integers little-endian, byte strings raw ("V")."""
-    names: list[str] = []
-    formats: list[str] = []
-    offsets: list[int] = []
-    at = 0
+def _fields(schema: Construct) -> list[tuple[str, str | int]]:
+    """A fixed-size schema's fields in order: name, and its struct code (integers, all
+    little-endian) or its length (byte strings)."""
+    out: list[tuple[str, str | int]] = []
     for sc in schema.subcons:
         inner = sc
         while not isinstance(inner, (FormatField, Bytes)):
             inner = inner.subcon         # Renamed, documented or not
-        if isinstance(inner, FormatField):
-            if inner.fmtstr[0] != "<":
-                raise ValueError(f"field {sc.name} is not little-endian")
-            formats.append("<" + _NUMPY_CODES[inner.fmtstr[1:]])
+        if isinstance(inner, Bytes):
+            out.append((sc.name, int(inner.length)))
+        elif inner.fmtstr[0] == "<":
+            out.append((sc.name, inner.fmtstr[1:]))
         else:
-            formats.append(f"V{inner.length}")
-        names.append(sc.name)
-        offsets.append(at)
-        at += inner.sizeof()
-    if at != schema.sizeof():
-        raise ValueError(f"fields of {at} bytes in a {schema.sizeof()}-byte entry")
-    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": at})
+            raise ValueError(f"field {sc.name} is not little-endian")
+    return out
+
+
+@cache
+def entry_dtype(schema: Construct) -> np.dtype[np.void]:
+    """The numpy structured dtype of a fixed-size schema: its fields' names, offsets and sizes
+    as the schema declares them; integers little-endian, byte strings raw ("V")."""
+    fields = _fields(schema)
+    formats = [f"V{f}" if isinstance(f, int) else "<" + _NUMPY_CODES[f] for _, f in fields]
+    dtype = np.dtype({"names": [name for name, _ in fields], "formats": formats})
+    if dtype.itemsize != schema.sizeof():
+        raise ValueError(f"fields of {dtype.itemsize} bytes in a {schema.sizeof()}-byte entry")
+    return dtype
+
+
+@cache
+def entry_struct(schema: Construct) -> struct.Struct:
+    """The same layout as a struct format, for reading entries one at a time."""
+    layout = struct.Struct("<" + "".join(f"{f}s" if isinstance(f, int) else f
+                                         for _, f in _fields(schema)))
+    if layout.size != schema.sizeof():
+        raise ValueError(f"fields of {layout.size} bytes in a {schema.sizeof()}-byte entry")
+    return layout
 
 
 def entries(data: bytes, schema: Construct, offset: int, count: int) -> npt.NDArray[np.void]:

@@ -33,6 +33,7 @@ from pcpconform.mmv.columns import (
     ValueRun,
     decode_slots,
     entries,
+    entry_struct,
     inline_ends,
     slot_ends,
 )
@@ -68,15 +69,12 @@ from pcpconform.mmv.schema import (
 
 __all__ = ["parse_mmv", "read_mmv"]
 
-# The entries of schema.py as struct formats: construct parses one entry in tens of
-# microseconds, struct whole sections at once, which a file of 10^5 values needs
-_HEADER = struct.Struct("<4siQQiIii")      # magic version g1 g2 tocs flags process cluster
-_TOC = struct.Struct("<iiQ")               # type count offset
-_INDOM = struct.Struct("<IIQQQ")           # serial count offset shorttext helptext
-_INSTANCE = {1: struct.Struct("<QIi64s"), 2: struct.Struct("<QIiQ")}   # indom pad internal external
-_METRIC = {1: struct.Struct("<64sIiiIiIQQ"), 2: struct.Struct("<QIiiIiIQQ")}
+# The entries of schema.py as struct formats (derived from the schemas): construct parses
+# one entry in tens of microseconds, struct whole sections at once
+_HEADER = entry_struct(mmv_structs(1).header)
+_TOC = entry_struct(mmv_structs(1).toc)
+_INDOM = entry_struct(mmv_structs(1).indom)
 _ATOM = struct.Struct("8s")                # values (value extra metric instance): by columns
-_LABEL = struct.Struct("<IIi244s")         # flags identity internal payload
 
 
 def read_mmv(path: str | Path) -> MmvFile:
@@ -233,7 +231,7 @@ class _Reader:
         inst_at: dict[int, tuple[int, int]] = {}
         count, base, _ = sect or (0, 0, 0)
         size = s.instance_size
-        fmt = _INSTANCE[min(s.version, 2)]
+        fmt = entry_struct(s.instance)
         serials: set[int] = set()
         for n, (serial, icount, first, short, long) in enumerate(
                 self.entries(_INDOM, base, count)):
@@ -272,7 +270,7 @@ class _Reader:
         count, base, _ = sect
         serials = {d.serial for d in indoms}
         for n, (raw_name, item, mtype, sem, dim, indom, _pad, short, long) in enumerate(
-                self.entries(_METRIC[min(s.version, 2)], base, count)):
+                self.entries(entry_struct(s.metric), base, count)):
             where = base + s.metric_size * n
             f = f"metrics[{n}]"
             name = (self.inline(raw_name, where, f + ".name") if s.version == 1
@@ -361,9 +359,11 @@ class _Reader:
 
     def labels(self, sect: tuple[int, int, int] | None) -> list[Label]:
         out: list[Label] = []
+        label = mmv_structs(3).label
+        assert label is not None
         count, base, _ = sect or (0, 0, 0)
         for n, (flags, identity, internal, payload) in enumerate(
-                self.entries(_LABEL, base, count)):
+                self.entries(entry_struct(label), base, count)):
             where = base + LABEL_SIZE * n
             out.append(Label(flags, identity, internal,
                              self.inline(payload, where + 12, f"labels[{n}].payload")))
