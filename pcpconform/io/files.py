@@ -99,24 +99,47 @@ def find_archive(path: str | os.PathLike[str]) -> ArchiveFiles:
     return found
 
 
+class _DecompressorErrors:
+    """A decompressing stream whose own exceptions (lzma.LZMAError, zlib.error,
+    zstandard.ZstdError: none of them an OSError) are raised as OSError, so that every
+    reader reports a corrupt compressed file as a read error, never a traceback."""
+
+    def __init__(self, stream: ByteStream) -> None:
+        self._stream = stream
+
+    def read(self, size: int = -1, /) -> bytes:
+        try:
+            return self._stream.read(size)
+        except (OSError, EOFError, ValueError):
+            raise
+        except Exception as exc:  # each decompressor has its own error class
+            raise OSError(f"{type(exc).__name__}: {exc}") from None
+
+    def close(self) -> None:
+        self._stream.close()
+
+
 def open_component(path: Path) -> ByteStream:
     """Open a component for sequential reading, decompressing transparently."""
     _, suffix = strip_compression(path.name)
+    stream: ByteStream
     if suffix in (".xz", ".lzma"):
-        return lzma.open(path, "rb")
-    if suffix in (".bz2", ".bz"):
-        return bz2.open(path, "rb")
-    if suffix in (".gz", ".z"):
-        return gzip.open(path, "rb")
-    if suffix == ".Z":
+        stream = lzma.open(path, "rb")  # noqa: SIM115 (the caller owns and closes it)
+    elif suffix in (".bz2", ".bz"):
+        stream = bz2.open(path, "rb")  # noqa: SIM115
+    elif suffix in (".gz", ".z"):
+        stream = gzip.open(path, "rb")  # noqa: SIM115
+    elif suffix == ".Z":
         return _read_lzw(path)
-    if suffix == ".zst":
+    elif suffix == ".zst":
         import zstandard
 
         # the reader owns the stream; closing it closes fh (closefd=True)
         fh = open(path, "rb")  # noqa: SIM115
-        return zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
-    return open(path, "rb")
+        stream = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
+    else:
+        return open(path, "rb")
+    return _DecompressorErrors(stream)
 
 
 def _read_lzw(path: Path) -> ByteStream:
