@@ -115,14 +115,16 @@ def test_archive_files_are_named_by_the_base() -> None:
     assert isinstance(editor(_seed()), ArchiveEdit)
 
 
-def test_the_kits_own_internal_error_is_a_finding() -> None:
-    import lzma
+def test_the_kits_own_internal_error_is_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the kit's validator (planted here: any exception inside a check) is a
+    finding against the judge itself, not a silent pass."""
+    import pcpconform.check.engine as engine
 
-    # a volume compressed as xz whose compressed bytes are damaged, and no .meta
-    packed = bytearray(lzma.compress(_seed()["0"], format=lzma.FORMAT_XZ))
-    packed[len(packed) // 2] ^= 0xFF
-    files = {"a.0.xz": bytes(packed)}
-    obs = observe(Job(target_from_template("cat {archive}.0.xz"), "archive", files, {"archive": "a"}))
-    if "check.internal" not in obs.codes:
-        pytest.skip("the kit's validator reports this damage as a diagnostic of its own now")
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(engine, "check_crossfile", broken)
+    files = archive_files(_seed())
+    obs = observe(Job(target_from_template("cat {archive}.meta"), "archive", files, {"archive": "a"}))
+    assert "check.internal" in obs.codes
     assert obs.verdict is not None and obs.verdict.kind == "kit-internal"
