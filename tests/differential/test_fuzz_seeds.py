@@ -29,3 +29,16 @@ def test_extreme_seeds_are_valid_for_every_libpcp(referee: Referee, tmp_path: Pa
         for tool in (["pmlogcheck"], ["pmdumplog", "-a"]):
             proc = referee.on_archive([*tool, base], base)
             assert proc.returncode == 0, (name, tool, proc.stdout[-500:], proc.stderr[-500:])
+
+
+def test_mmv_seeds_cover_every_version(tmp_path: Path) -> None:
+    from pcpconform.check.mmv import check_mmv_file
+    from pcpconform.fuzz.seeds import mmv_seeds
+
+    seeds = dict(mmv_seeds())
+    assert sorted(seeds) == ["mmv-example-v1", "mmv-example-v2", "mmv-example-v3"]
+    for name, data in seeds.items():
+        assert int.from_bytes(data[4:8], "little") == int(name[-1])
+        path = tmp_path / f"{name}.mmv"
+        path.write_bytes(data)
+        assert check_mmv_file(path).errors == 0, name
