@@ -79,6 +79,10 @@ def _both(*faults: str) -> tuple[str, ...]:
     return tuple(f"{f}-v[23]" for f in faults)
 
 
+def _mmv(*faults: str) -> tuple[str, ...]:
+    return tuple(f"mmv-{f}-v[123]" for f in faults)
+
+
 #: the deviations of spec/implementations.md, measured on the corpus (docs/conformance-matrix.json)
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("IMPL-VAL-1", "pmlogcheck reports the fault but exits with status 0", "validator",
@@ -103,11 +107,19 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("IMPL-COMPRESS-1", "libpcp 6.0.3 cannot open .zst components (read since 6.3.2, FMT-COMPRESS-2)",
               "reader", ("compress-zst-v3",), impls=("libpcp-6.0.3",), verdicts=("protocol-error",)),
     Deviation("IMPL-CRASH-1", "pmlogcheck dies of SIGSEGV on a value of a metric without a descriptor",
-              "validator", _both("value-undescribed"), verdicts=("crash",)),
+              "validator", (*_both("value-undescribed"), "fuzz-pmlogcheck-crash-316526bc3d-v2"), verdicts=("crash",)),
     Deviation("IMPL-CRASH-2", "pmlogcheck 6.0.3 dies of SIGSEGV on an event array whose records overrun it",
               "validator", _both("event-structure"), impls=("libpcp-6.0.3",), verdicts=("crash",)),
     Deviation("IMPL-CRASH-3", "pmlogcheck 7 aborts (SIGABRT) on a v2 indom record whose length disagrees with "
               "its instance count", "validator", ("indom-length-v2",), impls=("libpcp-7",), verdicts=("crash",)),
+    Deviation("IMPL-CRASH-4", "pmlogcheck dies of SIGSEGV on the fuzzer's value block whose type disagrees with "
+              "its descriptor's", "validator", ("fuzz-pmdumplog-crash-b89dbf09bc-v2",), verdicts=("crash",)),
+    Deviation("IMPL-MMV-1", "mmvdump dumps what it can and exits with status 0: it checks the header, the TOC's "
+              "section types and sizes against the file and little else", "mmv-validator",
+              _mmv("generation-zero", "indom-bounds", "indom-collision", "indom-duplicate", "indom-serial",
+                   "label-nul", "metric-indom", "metric-item-duplicate", "metric-item", "metric-name",
+                   "metric-type", "name-nul", "string-value-offset", "toc-bounds", "toc-count", "toc-duplicate",
+                   "toc-limit", "value-instance")),
 )
 
 
@@ -191,7 +203,8 @@ def _cell(result: Any) -> dict[str, Any]:
 
 
 #: the chapter whose clauses group the rows of a suite (else the case's first clause)
-_GROUPS = {"reader": ("DUMP-",), "writer": ("GEN-", "FIX-"), "interp": ("INTERP-",), "derive": ("DERIVE-",)}
+_GROUPS = {"reader": ("DUMP-",), "mmv-reader": ("MMV-SEC-", "MMV-HDR-"),
+           "writer": ("GEN-", "FIX-"), "interp": ("INTERP-",), "derive": ("DERIVE-",)}
 
 
 def group_clause(case: Case | None, suite: str) -> str:

@@ -23,11 +23,13 @@ from typing import Any
 
 from pcpconform.errors import UsageError
 
-__all__ = ["SUITES", "OPTIONS_ENV", "PROTOCOL_VERSION", "Capabilities", "Outcome", "ProtocolViolation",
+__all__ = ["SUITES", "MMV_SUITES", "OPTIONS_ENV", "PROTOCOL_VERSION", "Capabilities", "Outcome", "ProtocolViolation",
            "capabilities_from", "command_argv", "invoke", "parse_capabilities", "parse_validator", "parse_document"]
 
 #: the suites an implementation may offer (CONF-SUITE-1)
-SUITES = ("validator", "reader", "writer", "interp", "derive")
+SUITES = ("validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader")
+#: the suites whose cases are MMV files, not archives (CONF-MMV-1)
+MMV_SUITES = ("mmv-validator", "mmv-reader")
 #: the version of the persistent protocol (CONF-PERSIST-1)
 PROTOCOL_VERSION = 1
 #: the environment variable holding a case's validator options as JSON (CONF-OPT-1)
@@ -54,12 +56,14 @@ class Capabilities:
     persistent: bool = False
     #: case tags (record kinds, value types, compressions of corpus/README.md) it does not handle
     unsupported: tuple[str, ...] = ()
+    #: the MMV file versions its MMV suites read (CONF-MMV-1; absent: 1, 2 and 3)
+    mmv_versions: tuple[int, ...] = (1, 2, 3)
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "suites": list(self.suites),
                 "archive_versions": list(self.archive_versions), "options": list(self.options),
                 "rules": list(self.rules), "profiles": list(self.profiles), "persistent": self.persistent,
-                "unsupported": list(self.unsupported)}
+                "unsupported": list(self.unsupported), "mmv_versions": list(self.mmv_versions)}
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,9 @@ def capabilities_from(data: dict[str, Any], what: str = "--capabilities") -> Cap
     versions = data.get("archive_versions")
     if not (isinstance(versions, list) and all(type(v) is int for v in versions)):
         raise ProtocolViolation(f"{what}: 'archive_versions' must be a list of integers")
+    mmv = data.get("mmv_versions", [1, 2, 3])
+    if not (isinstance(mmv, list) and all(type(v) is int for v in mmv)):
+        raise ProtocolViolation(f"{what}: 'mmv_versions' must be a list of integers")
     lists = {}
     for key in ("options", "rules", "profiles", "unsupported"):
         lists[key] = data.get(key, [])
@@ -167,7 +174,7 @@ def capabilities_from(data: dict[str, Any], what: str = "--capabilities") -> Cap
         raise ProtocolViolation(f"{what}: 'persistent' must be true or false")
     return Capabilities(data["name"], data["version"], tuple(suites or ()), tuple(versions or ()),
                         tuple(lists["options"]), tuple(lists["rules"]), tuple(lists["profiles"]), persistent,
-                        tuple(lists["unsupported"]))
+                        tuple(lists["unsupported"]), tuple(mmv))
 
 
 def parse_capabilities(stdout: bytes) -> Capabilities:

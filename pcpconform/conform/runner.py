@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import hashlib
+import io
 import json
 import os
 import queue
@@ -34,6 +35,7 @@ from typing import Any
 from pcpconform.conform.manifest import Case, ManifestError, load_corpus
 from pcpconform.conform.persistent import Reply, Session
 from pcpconform.conform.protocol import (
+    MMV_SUITES,
     OPTIONS_ENV,
     SUITES,
     Capabilities,
@@ -58,6 +60,7 @@ from pcpconform.errors import UsageError
 from pcpconform.version import __version__
 
 __all__ = ["ConformReport", "Sessions", "Unit", "select_units", "select_cases", "skip_reason", "run_unit", "run_case",
+           "expected_mmv_dump",
            "query_capabilities", "run_conformance", "DEFAULT_TIMEOUT", "WORK_DIR", "REQUEST_FILE"]
 
 DEFAULT_TIMEOUT = 60.0
@@ -134,9 +137,13 @@ def _entries(case: Case, suite: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _units_of(case: Case, suite: str) -> list[Unit]:
-    if not _is_archive(case):      # MMV cases belong to no suite of this protocol
+    if _is_archive(case) == (suite in MMV_SUITES):     # MMV cases are the MMV suites' alone
         return []
     expected = case.data["expected"]
+    if suite == "mmv-validator":
+        return [Unit(suite, case, case.id)]
+    if suite == "mmv-reader":       # a file with errors reads as no one's answer (CONF-MMV-2)
+        return [Unit(suite, case, case.id)] if expected["verdict"] != "errors" else []
     if suite == "validator":
         return [Unit(suite, case, case.id)]
     if suite == "reader":
@@ -172,9 +179,14 @@ def skip_reason(unit: Unit | Case, suite: str | None, caps: Capabilities) -> str
     suite, case = unit.suite, unit.case
     if suite not in caps.suites:
         return f"the implementation does not offer the {suite} suite"
-    missing = [v for v in case.data["archive_versions"] if v not in caps.archive_versions]
-    if missing:
-        return f"the implementation does not read archive version {', '.join(map(str, missing))}"
+    if suite in MMV_SUITES:
+        missing = [v for v in case.data["mmv_versions"] if v not in caps.mmv_versions]
+        if missing:
+            return f"the implementation does not read MMV version {', '.join(map(str, missing))}"
+    else:
+        missing = [v for v in case.data["archive_versions"] if v not in caps.archive_versions]
+        if missing:
+            return f"the implementation does not read archive version {', '.join(map(str, missing))}"
     tags = [t for t in case.data.get("tags", ()) if t in caps.unsupported]
     if tags:
         return f"the implementation does not handle {', '.join(tags)}"
@@ -225,13 +237,13 @@ def _private_copy(unit: Unit, work: Path) -> Path:
             continue
         if (case.path / name).is_file():
             shutil.copyfile(case.path / name, work / name)
-    return work / str(case.data["archive"])
+    return work / str(case.data["file" if unit.suite in MMV_SUITES else "archive"])
 
 
 def _args(unit: Unit, work: Path, base: Path) -> list[str]:
     """The words after ``CMD`` for this unit (CONF-RUN-1, CONF-WRITE-1, CONF-INTERP-1,
     CONF-DERIVE-1); an interp or derive unit's request goes into a file beside the archive."""
-    if unit.suite in ("validator", "reader"):
+    if unit.suite in ("validator", "reader", *MMV_SUITES):
         return [unit.suite, str(base)]
     if unit.suite == "writer":
         return ["writer", str(work / str(unit.case.data["fixture"])), str(work / WRITTEN),
@@ -287,6 +299,18 @@ def _expected_json(case: Case, name: str | None) -> Any:
     return None if name is None else json.loads((case.path / name).read_text(encoding="utf-8"))
 
 
+def expected_mmv_dump(case: Case) -> bytes:
+    """The mmv-reader answer to an MMV case: the kit's dump of its file (CONF-MMV-2; the
+    corpus holds no MMV dumps, and the kit's MMV reader is itself tested against libpcp's
+    PMDA by tests/differential)."""
+    from pcpconform.dump.mmv import dump_mmv_bytes  # numpy: only for MMV units
+
+    name = str(case.data["file"])
+    out = io.StringIO(newline="\n")
+    dump_mmv_bytes((case.path / name).read_bytes(), name, out)
+    return out.getvalue().encode("utf-8")
+
+
 def _semantics(case: Case) -> dict[str, str]:
     """pmid -> semantics name, from the case's expected dump (to name an interp clause)."""
     dump = case.data["expected"].get("dump")
@@ -306,6 +330,10 @@ def _grade(unit: Unit, outcome: Outcome, timeout: float, work: Path) -> CaseResu
         return grade_validator(case, outcome, timeout)
     if unit.suite == "reader":
         return grade_reader(case, outcome, timeout, (case.path / str(case.expected["dump"])).read_bytes())
+    if unit.suite == "mmv-validator":
+        return grade_validator(case, outcome, timeout, unit.suite)
+    if unit.suite == "mmv-reader":
+        return grade_reader(case, outcome, timeout, expected_mmv_dump(case), unit.suite)
     if unit.suite == "writer":
         return grade_writer(case, outcome, timeout, work / WRITTEN,
                             (case.path / str(case.expected["dump"])).read_bytes())

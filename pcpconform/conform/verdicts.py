@@ -120,31 +120,32 @@ def _clauses_of(codes: list[str], case: Case) -> list[str]:
     return list(dict.fromkeys(out)) or list(case.data["clauses"])
 
 
-def grade_validator(case: Case, outcome: Outcome, timeout: float) -> CaseResult:
-    """A validator's answer on one case (CONF-VAL-1, CONF-VAL-2)."""
-    abnormal = _abnormal(case, "validator", outcome, timeout)
+def grade_validator(case: Case, outcome: Outcome, timeout: float, suite: str = "validator") -> CaseResult:
+    """A validator's answer on one case (CONF-VAL-1, CONF-VAL-2; an MMV file's: CONF-MMV-1)."""
+    abnormal = _abnormal(case, suite, outcome, timeout)
     if abnormal is not None:
         return abnormal
     if outcome.returncode not in (0, 1):
-        return _protocol(case, "validator", outcome, f"exit status {outcome.returncode} (0 or 1 expected)")
+        return _protocol(case, suite, outcome, f"exit status {outcome.returncode} (0 or 1 expected)")
     try:
         valid, codes = parse_validator(outcome.stdout)
     except ProtocolViolation as exc:
-        return _protocol(case, "validator", outcome, str(exc))
+        return _protocol(case, suite, outcome, str(exc))
     if outcome.returncode == 1 and valid:
-        return _protocol(case, "validator", outcome, "exit status 1 with \"valid\": true")
+        return _protocol(case, suite, outcome, "exit status 1 with \"valid\": true")
     expected = case.expected
     want_valid = expected["verdict"] != "errors"
-    result = CaseResult(case.id, "validator", Verdict.PASS, "", list(case.data["clauses"]),
+    result = CaseResult(case.id, suite, Verdict.PASS, "", list(case.data["clauses"]),
                         seconds=outcome.seconds, stderr=outcome.stderr_tail())
     wanted = {"valid": want_valid, "error_codes": expected["error_codes"]}
     gave: dict[str, Any] = {"valid": valid} if codes is None else {"valid": valid, "codes": codes}
+    what = "archive" if suite == "validator" else "MMV file"
     if valid != want_valid:
         if want_valid:
-            why = f"a valid archive (verdict {expected['verdict']}) was rejected"
+            why = f"a valid {what} (verdict {expected['verdict']}) was rejected"
             result.clauses = _clauses_of(codes or [], case) if codes else list(case.data["clauses"])
         else:
-            why = f"an invalid archive was accepted (expected error codes: {', '.join(expected['error_codes'])})"
+            why = f"an invalid {what} was accepted (expected error codes: {', '.join(expected['error_codes'])})"
             result.clauses = _clauses_of(expected["error_codes"], case)
         result.verdict, result.detail, result.expected, result.got = Verdict.FAIL, why, wanted, gave
         return result
@@ -165,25 +166,29 @@ def _dump_clauses(case: Case, kind: Any) -> list[str]:
     dump = [c for c in case.data["clauses"] if c.startswith("DUMP-")]
     areas = {"result": ("RESULT", "VAL", "EVENT", "RAW"), "dump": ("FILE",)}.get(
         str(kind), (str(kind).upper(),))
+    if case.data.get("format") == "mmv":    # an MMV file's dump: the clauses of the format, not of its checks
+        return ["CONF-MMV-2", *(c for c in case.data["clauses"] if c.startswith("MMV-") and "-CHK-" not in c)]
     return [c for c in dump if c.split("-")[1] in areas] or dump
 
 
-def grade_reader(case: Case, outcome: Outcome, timeout: float, expected: bytes) -> CaseResult:
-    """A reader's dump of one case against the expected dump, byte for byte (CONF-READ-1)."""
-    abnormal = _abnormal(case, "reader", outcome, timeout)
+def grade_reader(case: Case, outcome: Outcome, timeout: float, expected: bytes,
+                 suite: str = "reader") -> CaseResult:
+    """A reader's dump of one case against the expected dump, byte for byte (CONF-READ-1; an
+    MMV file's: CONF-MMV-2)."""
+    abnormal = _abnormal(case, suite, outcome, timeout)
     if abnormal is not None:
         return abnormal
     if outcome.returncode != 0:
-        return _protocol(case, "reader", outcome, f"exit status {outcome.returncode} on a valid archive "
-                                                  "(0 expected)")
-    result = CaseResult(case.id, "reader", Verdict.PASS, "", [], seconds=outcome.seconds,
+        return _protocol(case, suite, outcome, f"exit status {outcome.returncode} on a valid "
+                         f"{'archive' if suite == 'reader' else 'MMV file'} (0 expected)")
+    result = CaseResult(case.id, suite, Verdict.PASS, "", [], seconds=outcome.seconds,
                         stderr=outcome.stderr_tail())
     if outcome.stdout == expected:
         return result
     try:
         text = outcome.stdout.decode("utf-8")
     except UnicodeDecodeError:
-        return _protocol(case, "reader", outcome, "standard output is not UTF-8")
+        return _protocol(case, suite, outcome, "standard output is not UTF-8")
     want_lines, got_lines = expected.decode("utf-8").split("\n"), text.split("\n")
     result.verdict = Verdict.FAIL
     for number, (want, got) in enumerate(zip(want_lines, got_lines), start=1):
@@ -194,7 +199,7 @@ def grade_reader(case: Case, outcome: Outcome, timeout: float, expected: bytes) 
         except json.JSONDecodeError:
             if not got.strip() and number == len(got_lines):
                 break
-            return _protocol(case, "reader", outcome, f"line {number} is not JSON: {got[:60]!r}")
+            return _protocol(case, suite, outcome, f"line {number} is not JSON: {got[:60]!r}")
         want_value = json.loads(want) if want else None
         kind = want_value.get("kind") if isinstance(want_value, dict) else None
         result.line, result.clauses = number, _dump_clauses(case, kind)

@@ -35,6 +35,10 @@ SUBSET = {
                   "label-features-v3", "file-missing-index-v2"],
     "reader": ["example-v2", "events-v3", "delta-indom-v3", "types-v3"],
     "interp": ["interp-seed-v3/fwd-3s@*", "interp-seed-v3/back-7s@*", "dev-discrete-stale-v3/*"],
+    # mmvdump: a clean file, a fault it stops at, one it dumps anyway (IMPL-MMV-1), a warning
+    "mmv-validator": ["mmv-base-v3", "mmv-magic-v2", "mmv-cluster-v1", "mmv-indom-duplicate-v2",
+                      "mmv-toc-bounds-v[13]", "mmv-metric-singular-v1"],
+    "mmv-reader": ["mmv-base-v1"],       # not offered: skipped, never passed
 }
 
 
@@ -62,6 +66,17 @@ def test_adapter_gets_the_recorded_verdicts(referee: Referee, suite: str) -> Non
     want = {r.case: _recorded(adapter.name, suite, r.case) for r in report.results}
     assert len(got) >= len(SUBSET[suite]), "a case of the subset is no longer in the corpus"
     assert got == want, {n: (want[n], got.get(n)) for n in want if got.get(n) != want[n]}
+
+
+def test_mmv_validator_stderr_says_what_mmvdump_said(referee: Referee) -> None:
+    adapter = BUILTIN[ADAPTER[referee.name]]
+    report = run_conformance(ROOT / "corpus", adapter.command, suites=["mmv-validator", "mmv-reader"],
+                             globs=["mmv-magic-v1", "mmv-base-v2"], timeout=60)
+    got = {(r.suite, r.case): r for r in report.results}
+    assert got["mmv-validator", "mmv-magic-v1"].verdict.value == "pass"
+    assert "mmvdump said" in got["mmv-validator", "mmv-magic-v1"].stderr
+    assert got["mmv-reader", "mmv-base-v2"].verdict.value == "skip"
+    assert "mmv-reader" in got["mmv-reader", "mmv-base-v2"].detail
 
 
 def test_reader_answers_with_libpcps_values() -> None:

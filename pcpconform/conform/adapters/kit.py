@@ -9,6 +9,8 @@
     kit writer FIXTURE OUT_BASE VERSION         writes the fixture's archive (CONF-WRITE-1)
     kit interp ARCHIVE_BASE REQUEST.json        the INTERP-FMT-1 document (CONF-INTERP-1)
     kit derive ARCHIVE_BASE REQUEST.json        descriptors, values, diagnostics (CONF-DERIVE-1)
+    kit mmv-validator MMV_FILE                  {"valid": ..., "codes": [...]} (CONF-MMV-1)
+    kit mmv-reader MMV_FILE                     the MMV JSON Lines dump (CONF-MMV-2)
     kit --persistent                            JSON Lines requests on stdin (CONF-PERSIST-*)
 
 ``examples/adapters/pcpconform_adapter.py`` is the same thing cut down to a readable
@@ -40,7 +42,8 @@ OPTIONS_ENV = "PCPCONFORM_CHECK_OPTIONS"
 PROTOCOL_VERSION = 1
 CAPABILITIES: dict[str, Any] = {
     "name": "pcpconform", "version": __version__,
-    "suites": ["validator", "reader", "writer", "interp", "derive"], "archive_versions": [2, 3],
+    "suites": ["validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader"],
+    "archive_versions": [2, 3], "mmv_versions": [1, 2, 3],
     "options": ["decompress_limit"], "rules": ["pcp-6.0", "pcp-6.3"], "profiles": ["pcp-6.0", "pcp-6.3", "pcp-7"],
     "persistent": True,
 }
@@ -62,6 +65,27 @@ def reader(base: str, out: TextIO) -> int:
         write_jsonl(Archive(base), out)
     except PcpConformError as exc:
         raise Failed(str(exc)) from None
+    return 0
+
+
+def mmv_validator(path: str, out: TextIO) -> int:
+    from pcpconform.check.mmv import check_mmv_file
+
+    report = check_mmv_file(path)
+    valid = not any(d.severity == Severity.ERROR for d in report.diagnostics)
+    out.write(json.dumps({"valid": valid, "codes": sorted(report.codes())}) + "\n")
+    return 0 if valid else 1
+
+
+def mmv_reader(path: str, out: TextIO) -> int:
+    from pcpconform.dump.mmv import dump_mmv_bytes
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise Failed(f"mmv-reader: {exc}") from None
+    # what the dump cannot read is a line of its own (spec/dump-mmv-jsonl.md, damaged files)
+    dump_mmv_bytes(data, Path(path).name, out)
     return 0
 
 
@@ -127,6 +151,8 @@ def answer(suite: str, args: list[str], out: TextIO, options: dict[str, Any]) ->
         ("writer", 3): lambda: writer(*args[:3]),
         ("interp", 2): lambda: interp(args[0], args[1], out),
         ("derive", 2): lambda: derive(args[0], args[1], out),
+        ("mmv-validator", 1): lambda: mmv_validator(args[0], out),
+        ("mmv-reader", 1): lambda: mmv_reader(args[0], out),
     }
     run = runs.get((suite, len(args)))
     if run is None:

@@ -4,6 +4,7 @@ one-shot form) whose answers come from a real libpcp, run under that PCP's own P
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 --capabilities
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 validator|reader BASE
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 interp BASE REQUEST
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 mmv-validator FILE
 
 The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
 the host's PCP it runs under ``/usr/bin/python3``; for a chroot's, the script and the
@@ -21,6 +22,8 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
   returns is added, so any difference in what libpcp reads shows in the comparison.
 * interp: PM_MODE_INTERP fetches on the request's schedule; the document has the form of
   the kit's replay and libpcp's values (IMPL-INTERP-1).
+* mmv-validator: mmvdump's exit status (0: valid; IMPL-MMV-1). mmv-reader is not offered:
+  the MMV PMDA's view of a file (under dbpmda) is not the dump CONF-MMV-2 asks for.
 """
 
 from __future__ import annotations
@@ -358,7 +361,7 @@ def _capabilities(target: LibpcpTarget) -> int:
 
 def main(argv: Sequence[str]) -> int:
     usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
-             "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST)")
+             "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST | mmv-validator FILE)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
@@ -369,6 +372,9 @@ def main(argv: Sequence[str]) -> int:
         if len(rest) == 2 and rest[0] == "validator":
             base = Path(rest[1]).absolute()
             return _pass_on(target.run_script(["validator", str(base)], archive_files(base)))
+        if len(rest) == 2 and rest[0] == "mmv-validator":
+            path = Path(rest[1]).absolute()
+            return _pass_on(target.run_script(["mmv-validator", str(path)], [path]))
         if len(rest) == 2 and rest[0] == "reader":
             return _reader(target, Path(rest[1]).absolute())
         if len(rest) == 3 and rest[0] == "interp":

@@ -8,6 +8,7 @@ Debian PCP, or a chroot's) and nothing beyond the standard library and ``pcp``:
     libpcp_script.py validator BASE          pmlogcheck BASE: {"valid": exit status == 0}
     libpcp_script.py reader BASE QUERIES     what libpcp reads of the archive, JSON Lines
     libpcp_script.py interp BASE REQUEST     PM_MODE_INTERP fetches on the request's schedule
+    libpcp_script.py mmv-validator FILE      mmvdump FILE: {"valid": exit status == 0}
 
 ``reader`` prints one JSON object per line, in the dump's vocabulary (spec/dump-jsonl.md)
 but without locations, which the PMAPI does not expose: the archive label, every
@@ -339,8 +340,9 @@ def interp(base: str, request_path: str) -> int:
 def capabilities() -> int:
     version = pmapi.pmContext.pmGetConfig("PCP_VERSION")
     version = version.decode() if isinstance(version, bytes) else version
-    print(json.dumps({"name": "libpcp", "version": version, "suites": ["validator", "reader", "interp"],
-                      "archive_versions": [2, 3]}))
+    print(json.dumps({"name": "libpcp", "version": version,
+                      "suites": ["validator", "reader", "interp", "mmv-validator"],
+                      "archive_versions": [2, 3], "mmv_versions": [1, 2, 3]}))
     return 0
 
 
@@ -368,6 +370,29 @@ def validator(base: str) -> int:
     return 0 if valid else 1
 
 
+#: where Debian's PCP installs the MMV PMDA and its mmvdump ($PCP_PMDAS_DIR/mmv)
+MMVDUMP = ("/var/lib/pcp/pmdas/mmv/mmvdump", "/usr/lib/pcp/pmdas/mmv/mmvdump")
+
+
+def mmv_validator(path: str) -> int:
+    """mmvdump's verdict is its exit status (it stops at the first problem it sees and
+    checks less than the PMDA does: IMPL-MMV-1)."""
+    tool = next((t for t in MMVDUMP if os.path.exists(t)), None)
+    if tool is None:
+        sys.stderr.write(f"no mmvdump under {' or '.join(MMVDUMP)}\n")
+        return 2
+    proc = subprocess.run([tool, path], capture_output=True)
+    if proc.returncode < 0:
+        sys.stderr.write(f"mmvdump killed by signal {-proc.returncode}\n")
+        return die_like(proc.returncode)
+    said = (proc.stdout + proc.stderr).decode("utf-8", "replace").strip().splitlines()
+    if said and proc.returncode != 0:
+        sys.stderr.write(f"mmvdump said {len(said)} lines, the last: {said[-1][-200:]}\n")
+    valid = proc.returncode == 0
+    print(json.dumps({"valid": valid, "mmvdump_status": proc.returncode}))
+    return 0 if valid else 1
+
+
 def reader(base: str, queries_path: str) -> int:
     with open(queries_path) as f:
         queries = json.load(f)
@@ -389,6 +414,8 @@ def main(argv: list[str]) -> int:
         return capabilities()
     if len(argv) == 2 and argv[0] == "validator":
         return validator(argv[1])
+    if len(argv) == 2 and argv[0] == "mmv-validator":
+        return mmv_validator(argv[1])
     if len(argv) == 3 and argv[0] == "reader":
         return reader(argv[1], argv[2])
     if len(argv) == 3 and argv[0] == "interp":
@@ -398,7 +425,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"libpcp: {exc}\n")
             return 1
     sys.stderr.write("usage: libpcp_script.py --capabilities | validator BASE | reader BASE QUERIES"
-                     " | interp BASE REQUEST\n")
+                     " | interp BASE REQUEST | mmv-validator FILE\n")
     return 2
 
 
