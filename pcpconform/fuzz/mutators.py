@@ -286,32 +286,25 @@ def _length_pairs(tree: Any) -> list[tuple[Any, str, str, int]]:
 _NOT_COUNTS = ("type", "sem", "valfmt", "vtype", "flags", "inst", "ident", "pmid", "indom")
 
 
-def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
-    """A count or length that disagrees with what it counts: the schema finds each count
-    and what it describes (jsonlen and the JSON, numinst and the instances, numval and the
-    values, vlen and the block ...), a marker build locates its bytes, and the original
-    record gets a value past, short of, or far beyond the content."""
-    part = rng.choice(["meta", *_parts(ed, volumes_only=True)])
-    i, offset, length = _pick_record(ed, part, rng)
-    _, raw = ed.record(part, i)
-    if part == "meta":
-        tree = ed.meta(i)
-        schema = ed.s.meta_record
-        skip = 0            # the meta record schema includes the length words
-    else:
-        if length <= ed.s.mark_size:
-            raise Skip("a mark")
-        tree = ed.s.result.parse(raw[4:-4])
-        schema = ed.s.result
-        skip = 4
-    pairs = _length_pairs(tree)
-    if not pairs:
-        raise Skip("no counts")
-    node, key, sib, _ = rng.choice(pairs)
+@functools.lru_cache(maxsize=4096)
+def _count_pairs(schema: Any, body: bytes) -> int:
+    """How many counts or lengths one record holds (cached by its bytes: a campaign
+    mutates the same seed records over and over)."""
+    return len(_length_pairs(schema.parse(body)))
+
+
+@functools.lru_cache(maxsize=16384)
+def _count_site(schema: Any, body: bytes, pair_index: int) -> tuple[str, str, int, int] | None:
+    """(count field, what it counts, its value, its byte offset in ``body``) of the
+    ``pair_index``-th count of one record, or None when its bytes cannot be located. The
+    schema finds each count and what it describes (jsonlen and the JSON, numinst and the
+    instances, numval and the values, vlen and the block ...); a marker build locates its
+    bytes: one more element (4 more bytes) and the count raised to match, so the count's
+    bytes are where the two builds first differ."""
+    tree = schema.parse(body)
+    node, key, sib, _ = _length_pairs(tree)[pair_index]
     value = node[key]
     before = bytes(schema.build(tree))
-    # one more element (4 more bytes) and the count raised to match: the count's bytes are
-    # where the two builds first differ
     grow = 4 if isinstance(node[sib], bytes) else 1
     for other, same in list(node.items()):        # lists counted together (instlist, offsets)
         if other == sib or (isinstance(same, list) and isinstance(node[sib], list) and same and
@@ -320,20 +313,45 @@ def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> st
     node[key] = value + grow
     try:
         after = bytes(schema.build(tree))
-    except Exception as exc:
-        raise Skip(str(exc)) from None
-    # the count's bytes: where the first build holds the old count and the second the new
-    # (the record's own length words differ too, but not from value to value + grow)
-    old_word, new_word = struct.pack(">I", value & 0xFFFFFFFF), struct.pack(">I", (value + grow) & 0xFFFFFFFF)
+    except Exception:  # construct refuses some grown trees: that count is not located
+        return None
+    # the record's own length words differ too, but not from value to value + grow
+    old_word = struct.pack(">I", value & 0xFFFFFFFF)
+    new_word = struct.pack(">I", (value + grow) & 0xFFFFFFFF)
     at = before.find(old_word)
     while at >= 0 and after[at:at + 4] != new_word:
         at = before.find(old_word, at + 1)
-    if at < 0 or skip + at + 4 > length - 4:
+    return None if at < 0 else (str(key), str(sib), int(value), at)
+
+
+def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
+    """A count or length that disagrees with what it counts (``_count_site`` finds it),
+    set to a value past, short of, or far beyond the content."""
+    part = rng.choice(["meta", *_parts(ed, volumes_only=True)])
+    i, offset, length = _pick_record(ed, part, rng)
+    _, raw = ed.record(part, i)
+    if part == "meta":
+        schema, skip = ed.s.meta_record, 0      # the meta record schema includes the length words
+    else:
+        if length <= ed.s.mark_size:
+            raise Skip("a mark")
+        schema, skip = ed.s.result, 4
+    body = bytes(raw[skip:len(raw) - skip] if skip else raw)
+    try:
+        pairs = _count_pairs(schema, body)
+        site = _count_site(schema, body, rng.randrange(pairs)) if pairs else None
+    except Exception as exc:  # a record construct cannot parse: nothing to locate
+        raise Skip(str(exc)) from None
+    if not pairs:
+        raise Skip("no counts")
+    if site is None or skip + site[3] + 4 > length - 4:
         raise Skip("count not found")
-    remaining = length - 4 - (skip + at + 4)
+    key, sib, value, at = site
+    at += skip
+    remaining = length - 4 - (at + 4)
     new = rng.choice([value + 1, value - 1, value + 4, 0, -1, remaining + 1, remaining + 8, 0xFFFF, 0x10000,
                       0x7FFFFFFF, -0x80000000, length, value * 16 + 16])
-    struct.pack_into(">I", ed.files[part], offset + skip + at, new & 0xFFFFFFFF)
+    struct.pack_into(">I", ed.files[part], offset + at, new & 0xFFFFFFFF)
     return f"{part} record {i} {key} (counting {sib}) {value} -> {new}"
 
 
