@@ -6,7 +6,6 @@ unit (test_conform_adapter.py), so each failure is the fault's."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,31 +14,11 @@ import pytest
 from pcpconform.conform.manifest import load_corpus
 from pcpconform.conform.runner import Unit, run_conformance, select_units
 from pcpconform.conform.verdicts import CaseResult, Verdict
+from tests.broken_adapters import broken_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
 
-# the kit's adapter with ``perturb(suite, args, text) -> text or (text, exit status)`` applied
-# to every answer
-_WRAPPER = '''
-import io, json, sys
-from pcpconform.conform.adapters import kit
-real = kit.answer
-def answer(suite, args, out, options):
-    buf = io.StringIO()
-    status = real(suite, args, buf, options)
-    text = perturb(suite, args, buf.getvalue())
-    text, status = text if isinstance(text, tuple) else (text, status)
-    out.write(text)
-    return status
-kit.answer = answer
-'''
-
-
-def _adapter(tmp_path: Path, perturb: str) -> str:
-    script = tmp_path / "broken.py"
-    script.write_text(_WRAPPER + perturb + "\nsys.exit(kit.main())\n", encoding="utf-8")
-    return f"{sys.executable} {script}"
 
 
 def _units(suite: str) -> list[Unit]:
@@ -68,7 +47,7 @@ def perturb(suite, args, text):
     flip = lambda m: m.group(1) + format(int(m.group(2), 16) ^ 1, "016x") + '"'
     return re.sub(r'("type":"double","value":"0x)([0-9a-f]{16})"', flip, text, count=1) if suite == "reader" else text
 '''
-    result = _one(_adapter(tmp_path, perturb), "reader", "example-v2")
+    result = _one(broken_adapter(tmp_path, perturb), "reader", "example-v2")
     assert result.verdict == Verdict.FAIL and result.path is not None and result.path.endswith("/value")
     assert int(result.expected, 16) ^ int(result.got, 16) == 1
     assert result.clauses and all(c.startswith("DUMP-") for c in result.clauses)
@@ -89,7 +68,7 @@ def perturb(suite, args, text):
             m["instances"].reverse()
     return json.dumps(doc)
 '''
-    result = _one(_adapter(tmp_path, perturb), "interp", unit.name)
+    result = _one(broken_adapter(tmp_path, perturb), "interp", unit.name)
     assert result.verdict == Verdict.FAIL and "instances out of order" in result.detail
     assert result.clauses == ["INTERP-FMT-1"] and result.path is not None and result.path.endswith("/instances")
     assert result.detail.startswith("fetch 0 (")
@@ -120,7 +99,7 @@ def perturb(suite, args, text):
     doc["rules"] = "pcp-6.3"
     return json.dumps(doc)
 '''
-    result = _one(_adapter(tmp_path, perturb), "interp", unit.name)
+    result = _one(broken_adapter(tmp_path, perturb), "interp", unit.name)
     assert result.verdict == Verdict.FAIL and "the answer of the pcp-6.0 rules" in result.detail
     assert result.clauses[0] == "INTERP-VER-1" and set(result.clauses[1:]) <= {"INTERP-VAL-4", "INTERP-VAL-5"}
     assert result.clauses[1:], result.clauses
@@ -141,7 +120,7 @@ def perturb(suite, args, text):
     units = [u for u in _units("derive") if "Kbyte" in (u.case.path / str((u.entry or {}).get("result"))).read_text()]
     if not units:
         pytest.skip("the corpus has no derive unit with a Kbyte descriptor")   # pragma: no cover
-    result = _one(_adapter(tmp_path, perturb), "derive", units[0].name)
+    result = _one(broken_adapter(tmp_path, perturb), "derive", units[0].name)
     assert result.verdict == Verdict.FAIL and result.clauses == ["DERIVE-BIND-9"]
     assert result.path is not None and result.path.endswith("/units") and "Mbyte" in str(result.got)
 
@@ -151,7 +130,7 @@ def test_a_validator_accepting_everything(tmp_path: Path) -> None:
 def perturb(suite, args, text):
     return (json.dumps({"valid": True}) + "\\n", 0) if suite == "validator" else text
 '''
-    report = run_conformance(CORPUS, _adapter(tmp_path, perturb), suites=("validator",),
+    report = run_conformance(CORPUS, broken_adapter(tmp_path, perturb), suites=("validator",),
                              globs=("example-v2", "desc-conflict-v2"))
     got = {r.case: r for r in report.results}
     assert got["example-v2"].verdict == Verdict.PASS
@@ -167,7 +146,7 @@ def perturb(suite, args, text):
         real(suite, [args[0], args[1], "3" if args[2] == "2" else "2"], io.StringIO(), {})
     return text
 '''
-    bad = _one(_adapter(tmp_path, perturb), "writer", "example-v3")
+    bad = _one(broken_adapter(tmp_path, perturb), "writer", "example-v3")
     assert bad.verdict == Verdict.FAIL and "record label" in bad.detail and bad.clauses == ["GEN-LABEL"]
 
 
@@ -180,7 +159,7 @@ def perturb(suite, args, text):
             os.remove(f)
     return text
 '''
-    bad = _one(_adapter(tmp_path, perturb), "writer", "example-v2")
+    bad = _one(broken_adapter(tmp_path, perturb), "writer", "example-v2")
     assert bad.verdict == Verdict.FAIL and "no archive written" in bad.detail and bad.clauses == ["GEN-FILES"]
 
 
@@ -195,6 +174,6 @@ def perturb(suite, args, text):
             json.dump(sorted(n for n in given if not n.startswith(os.path.basename(args[1]) + ".")), f)
     return text
 '''
-    ok = _one(_adapter(tmp_path, perturb), "writer", "example-v2")
+    ok = _one(broken_adapter(tmp_path, perturb), "writer", "example-v2")
     fixture = next(u.case.data["fixture"] for u in _units("writer") if u.name == "example-v2")
     assert ok.verdict == Verdict.PASS and json.loads(seen.read_text()) == [fixture]

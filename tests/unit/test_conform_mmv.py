@@ -13,30 +13,12 @@ from pcpconform.conform.manifest import load_corpus
 from pcpconform.conform.protocol import capabilities_from
 from pcpconform.conform.runner import Unit, run_conformance, select_units, skip_reason
 from pcpconform.conform.verdicts import CaseResult, Verdict
+from tests.broken_adapters import broken_adapter
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
 KIT = f"{sys.executable} -m pcpconform.conform.adapters.kit"
 
-_WRAPPER = '''
-import io, json, sys
-from pcpconform.conform.adapters import kit
-real = kit.answer
-def answer(suite, args, out, options):
-    buf = io.StringIO()
-    status = real(suite, args, buf, options)
-    text = perturb(suite, args, buf.getvalue())
-    text, status = text if isinstance(text, tuple) else (text, status)
-    out.write(text)
-    return status
-kit.answer = answer
-'''
-
-
-def _adapter(tmp_path: Path, perturb: str) -> str:
-    script = tmp_path / "broken.py"
-    script.write_text(_WRAPPER + perturb + "\nsys.exit(kit.main())\n", encoding="utf-8")
-    return f"{sys.executable} {script}"
 
 
 def _one(impl: str, suite: str, name: str) -> CaseResult:
@@ -85,7 +67,7 @@ def perturb(suite, args, text):
     return re.sub(r'("value":\{"type":"u64","value":")(\d+)"', lambda m: m.group(1) + str(int(m.group(2)) + 1) + '"',
                   text, count=1)
 '''
-    result = _one(_adapter(tmp_path, perturb), "mmv-reader", "mmv-base-v2")
+    result = _one(broken_adapter(tmp_path, perturb), "mmv-reader", "mmv-base-v2")
     assert result.verdict == Verdict.FAIL and result.path == "/value/value", result.as_json()
     assert int(result.got) == int(result.expected) + 1
     assert result.clauses[0] == "CONF-MMV-2" and all(c.startswith(("CONF-", "MMV-")) for c in result.clauses)
@@ -93,14 +75,14 @@ def perturb(suite, args, text):
 
 
 def test_a_reader_that_stops_early_and_one_that_fails(tmp_path: Path) -> None:
-    short = _adapter(tmp_path, '''
+    short = broken_adapter(tmp_path, '''
 def perturb(suite, args, text):
     return "".join(text.splitlines(keepends=True)[:-1]) if suite == "mmv-reader" else text
 ''')
     result = _one(short, "mmv-reader", "mmv-base-v1")
     assert result.verdict == Verdict.FAIL and "the dump ends after" in result.detail
     (tmp_path / "b").mkdir()
-    failing = _adapter(tmp_path / "b", '''
+    failing = broken_adapter(tmp_path / "b", '''
 def perturb(suite, args, text):
     return (text, 2) if suite == "mmv-reader" else text
 ''')
@@ -108,7 +90,7 @@ def perturb(suite, args, text):
 
 
 def test_a_validator_accepting_everything_and_one_with_wrong_codes(tmp_path: Path) -> None:
-    accepts = _adapter(tmp_path, '''
+    accepts = broken_adapter(tmp_path, '''
 def perturb(suite, args, text):
     return (json.dumps({"valid": True}) + "\\n", 0) if suite == "mmv-validator" else text
 ''')
@@ -117,7 +99,7 @@ def perturb(suite, args, text):
     assert "an invalid MMV file was accepted" in result.detail
     assert _one(accepts, "mmv-validator", "mmv-base-v2").verdict == Verdict.PASS
     (tmp_path / "b").mkdir()
-    wrong = _adapter(tmp_path / "b", '''
+    wrong = broken_adapter(tmp_path / "b", '''
 def perturb(suite, args, text):
     if suite != "mmv-validator" or '"valid": true' in text:
         return text
