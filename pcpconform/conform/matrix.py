@@ -100,6 +100,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
                                  "index-boundary-meta", "indom-delta-change")),
     Deviation("IMPL-VAL-4", "libpcp 6.1.1 and later accept unknown v3 feature bits (FMT-DIV-11)", "validator",
               ("label-features-v3",), impls=("libpcp-6.3", "libpcp-7")),
+    Deviation("IMPL-DERIVE-2", "libpcp before 7.1 binds an unknown operand silently: pmLookupDesc says "
+              "PM_ERR_BADDERIVE, not why", "derive", ("example-v3/errors@pcp-6.*",),
+              impls=("libpcp-6.0.3", "libpcp-6.3")),
     Deviation("IMPL-LABEL-1", "pmGetInstancesLabels answers with the first of two instances label-set records "
               "of one indom at one time", "reader", _both("types")),
     Deviation("IMPL-COMPRESS-1", "libpcp 6.0.3 cannot open .zst components (read since 6.3.2, FMT-COMPRESS-2)",

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.conform.adapters import BUILTIN
-from pcpconform.conform.adapters.libpcp import LibpcpTarget, merge_interp, merge_reader
+from pcpconform.conform.adapters.libpcp import LibpcpTarget, merge_derive, merge_interp, merge_reader
 from pcpconform.conform.runner import run_conformance
 from pcpconform.dump.jsonl import jsonl_records
 from pcpconform.io.archive import Archive
@@ -35,6 +35,9 @@ SUBSET = {
                   "label-features-v3", "file-missing-index-v2"],
     "reader": ["example-v2", "events-v3", "delta-indom-v3", "types-v3"],
     "interp": ["interp-seed-v3/fwd-3s@*", "interp-seed-v3/back-7s@*", "dev-discrete-stale-v3/*"],
+    # a pass, a silent unknown operand (IMPL-DERIVE-2 before 7.x), a masked metric; the other
+    # profiles' units are skipped
+    "derive": ["interp-seed-v3/seed@*", "example-v3/errors@*", "example-v3/language@*"],
     # mmvdump: a clean file, a fault it stops at, one it dumps anyway (IMPL-MMV-1), a warning
     "mmv-validator": ["mmv-base-v3", "mmv-magic-v2", "mmv-cluster-v1", "mmv-indom-duplicate-v2",
                       "mmv-toc-bounds-v[13]", "mmv-metric-singular-v1"],
@@ -138,3 +141,33 @@ def test_interp_answers_with_libpcps_values() -> None:
                                                   {"time": {"sec": 2, "nsec": 0}, "eol": False, "metrics": {}}]})
     assert nothing["samples"][1]["metrics"][0]["instances"][0] == {
         "inst": 0, "name": "a", "value": None, "reason": "libpcp gave no value"}
+
+
+def test_derive_answers_with_libpcps_descriptors_and_values() -> None:
+    """libpcp's descriptors and values go into the document; a name libpcp resolves to an
+    archive metric is masked, keeps the kit's descriptor and takes the archive's values;
+    nothing bound is a null result."""
+    kit_desc = {"name": "d.m", "pmid": "511.0.3", "masked": True, "type": 1, "sem": 4,
+                "indom": "PM_INDOM_NULL", "units": "count"}
+    skeleton = {"kind": "derive", "format": "pcpconform-interp", "format_version": 1, "rules": "pcp-7",
+                "samples": [{"time": {"sec": 1, "nsec": 0}, "eol": False, "metrics": [
+                    {"pmid": "511.0.2", "name": "d.x", "instances": [
+                        {"inst": -1, "name": None, "value": None, "reason": "no prior"}]},
+                    {"pmid": "511.0.3", "name": "d.m", "instances": [
+                        {"inst": -1, "name": None, "value": {"type": "u32", "value": "4"}}]}]}],
+                "derived": [dict(kit_desc, name="d.x", pmid="511.0.2", masked=False, type=5), kit_desc]}
+    libpcp = {"derived": [{"name": "d.x", "pmid": "511.0.2", "type": 3, "sem": 3, "indom": "PM_INDOM_NULL",
+                           "units": ""},
+                          {"name": "d.m", "pmid": "60.0.32", "type": 1, "sem": 4, "indom": "PM_INDOM_NULL",
+                           "units": "count"}],
+              "samples": [{"time": {"sec": 1, "nsec": 0}, "eol": False, "metrics": {
+                  "511.0.2": [[-1, {"type": "u64", "value": "9"}]], "60.0.32": [[-1, {"type": "u32", "value": "4"}]]}}],
+              "diagnostics": []}
+    doc = merge_derive(skeleton, libpcp, "pcp-7")
+    assert doc is not None
+    assert doc["derived"] == [{"name": "d.x", "pmid": "511.0.2", "type": 3, "sem": 3, "indom": "PM_INDOM_NULL",
+                               "units": "", "masked": False}, kit_desc]
+    x, m = doc["samples"][0]["metrics"]
+    assert x["instances"] == [{"inst": -1, "name": None, "value": {"type": "u64", "value": "9"}}]
+    assert m == skeleton["samples"][0]["metrics"][1]
+    assert merge_derive(skeleton, {"derived": [], "samples": [], "diagnostics": ["x"]}, "pcp-7") is None

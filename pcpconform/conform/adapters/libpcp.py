@@ -4,6 +4,7 @@ one-shot form) whose answers come from a real libpcp, run under that PCP's own P
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 --capabilities
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 validator|reader BASE
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 interp BASE REQUEST
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 derive BASE REQUEST
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 mmv-validator FILE
 
 The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
@@ -22,6 +23,11 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
   returns is added, so any difference in what libpcp reads shows in the comparison.
 * interp: PM_MODE_INTERP fetches on the request's schedule; the document has the form of
   the kit's replay and libpcp's values (IMPL-INTERP-1).
+* derive: pmLoadDerivedConfig of the request's config, pmLookupName and pmLookupDesc of each
+  metric (what libpcp prints meanwhile is the diagnostics), then PM_MODE_INTERP fetches of
+  those that bound; descriptors and values are libpcp's, instance names, the reason for a
+  missing value and a masked metric's own descriptor the kit's (IMPL-DERIVE-1). Each libpcp answers its own profile
+  (``profiles`` in the capabilities: 6.0.3 pcp-6.0, 6.3 pcp-6.3, 7 pcp-7).
 * mmv-validator: mmvdump's exit status (0: valid; IMPL-MMV-1). mmv-reader is not offered:
   the MMV PMDA's view of a file (under dbpmda) is not the dump CONF-MMV-2 asks for.
 """
@@ -342,6 +348,79 @@ def _interp(target: LibpcpTarget, base: Path, request_path: Path) -> int:
     return 0
 
 
+#: the domain of the pmIDs libpcp gives derived metrics (DYNAMIC_PMID)
+_DERIVED_DOMAIN = "511"
+
+
+def merge_derive(skeleton: dict[str, Any] | None, libpcp: dict[str, Any], profile: str) -> dict[str, Any] | None:
+    """The DERIVE-CLI-1 document of libpcp's answer (None when nothing bound): its
+    descriptors and values, with the kit's document (``skeleton``) giving what libpcp does
+    not: instance names, the reason for a missing value, and the descriptor of a derived
+    metric an archive metric masks (libpcp answers with the archive's; IMPL-DERIVE-1)."""
+    if not libpcp["derived"]:
+        return None
+    kit_desc = {d["name"]: d for d in (skeleton or {}).get("derived", [])}
+    derived = []
+    fetched_as = {d["name"]: d["pmid"] for d in libpcp["derived"]}     # a masked name: the archive's pmID
+    for d in libpcp["derived"]:
+        if d["pmid"].split(".")[0] == _DERIVED_DOMAIN:
+            derived.append(dict(d, masked=False))
+        else:       # the archive's metric won (DERIVE-BIND-1): the descriptor libpcp hides is the kit's
+            derived.append(dict(kit_desc.get(d["name"], d), masked=True))
+    kit_samples = (skeleton or {}).get("samples", [])
+    samples = []
+    for k, got in enumerate(libpcp["samples"]):
+        kit = kit_samples[k] if k < len(kit_samples) else {}
+        sample: dict[str, Any] = {"time": got["time"], "eol": got["eol"], "metrics": []}
+        if not got["eol"]:
+            rows = {m["name"]: m.get("instances", []) for m in kit.get("metrics", [])}
+            for d in derived:
+                fetched = got["metrics"].get(fetched_as[d["name"]], [])
+                values = dict((inst, value) for inst, value in fetched)
+                instances = []
+                for row in rows.get(d["name"], []):
+                    value = values.pop(row["inst"], None)
+                    if value is not None:
+                        instances.append({"inst": row["inst"], "name": row["name"], "value": value})
+                    else:
+                        instances.append({"inst": row["inst"], "name": row["name"], "value": None,
+                                          "reason": row.get("reason") or "libpcp gave no value"})
+                instances += [{"inst": i, "name": None, "value": v} for i, v in values.items()]
+                sample["metrics"].append({"pmid": d["pmid"], "name": d["name"], "instances": instances})
+        samples.append(sample)
+    head = {k: v for k, v in (skeleton or {}).items() if k not in ("samples", "derived")}
+    return {"kind": "derive", "format": "pcpconform-interp", "format_version": 1, "rules": profile, **head,
+            "samples": samples, "derived": derived}
+
+
+def _derive(target: LibpcpTarget, base: Path, request_path: Path) -> int:
+    from pcpconform.conform.expected import Schedule, derive_document
+    from pcpconform.io.archive import Archive
+
+    request = json.loads(request_path.read_text(encoding="utf-8"))
+    if request.get("profile") != PROFILES.get(target.name):
+        print(f"{target.name} answers the {PROFILES.get(target.name)} profile, not {request.get('profile')}",
+              file=sys.stderr)
+        return 2
+    config = Path(str(request["config"])).absolute()
+    try:
+        skeleton, _ = derive_document(Archive(base), config.read_bytes(), config.name,
+                                      Schedule.from_json(request["schedule"]), str(request["profile"]))
+    except (PcpConformError, KeyError, ValueError):
+        skeleton = None         # the kit's document only lends names and reasons
+    proc = target.run_script(["derive", str(base), str(request_path), str(config)],
+                             [*archive_files(base), request_path, config])
+    if proc.returncode != 0:
+        return _pass_on(proc)
+    sys.stderr.buffer.write(proc.stderr)
+    answer = json.loads(proc.stdout)
+    print(json.dumps({"kind": "derive", "result": merge_derive(skeleton, answer, str(request["profile"])),
+                      "diagnostics": answer["diagnostics"]}))
+    return 0
+
+
+#: the derive profile each libpcp is (DERIVE-VER-1)
+PROFILES = {"libpcp-6.0.3": "pcp-6.0", "libpcp-6.3": "pcp-6.3", "libpcp-7": "pcp-7"}
 #: the interpolation rule set each libpcp follows (INTERP-VER-1)
 RULES = {"libpcp-6.0.3": "pcp-6.0", "libpcp-6.3": "pcp-6.3", "libpcp-7": "pcp-6.3"}
 
@@ -353,6 +432,7 @@ def _capabilities(target: LibpcpTarget) -> int:
     caps = json.loads(proc.stdout)
     caps["name"] = target.name
     caps["rules"] = [RULES.get(target.name, "pcp-6.3")]
+    caps["profiles"] = [PROFILES[target.name]]
     # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
     caps["reader_from_libpcp"] = {k: list(v) for k, v in FROM_LIBPCP.items()}
     print(json.dumps(caps))
@@ -361,7 +441,8 @@ def _capabilities(target: LibpcpTarget) -> int:
 
 def main(argv: Sequence[str]) -> int:
     usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
-             "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST | mmv-validator FILE)")
+             "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST | derive BASE REQUEST "
+             "| mmv-validator FILE)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
@@ -379,10 +460,12 @@ def main(argv: Sequence[str]) -> int:
             return _reader(target, Path(rest[1]).absolute())
         if len(rest) == 3 and rest[0] == "interp":
             return _interp(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
+        if len(rest) == 3 and rest[0] == "derive":
+            return _derive(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
     except OSError as exc:          # the PCP, its chroot or the archive's directory is not there
         print(f"{target.name}: {exc.strerror or exc}: {exc.filename or ''}", file=sys.stderr)
         return 2
-    except ValueError as exc:       # the script's answer is not JSON Lines
+    except (ValueError, KeyError, TypeError) as exc:       # the script's answer is not what it says
         print(f"{target.name}: {exc}", file=sys.stderr)
         return 2
     except PcpConformError as exc:       # the kit cannot replay the archive for the skeleton

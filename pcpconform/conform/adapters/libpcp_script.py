@@ -8,6 +8,7 @@ Debian PCP, or a chroot's) and nothing beyond the standard library and ``pcp``:
     libpcp_script.py validator BASE          pmlogcheck BASE: {"valid": exit status == 0}
     libpcp_script.py reader BASE QUERIES     what libpcp reads of the archive, JSON Lines
     libpcp_script.py interp BASE REQUEST     PM_MODE_INTERP fetches on the request's schedule
+    libpcp_script.py derive BASE REQUEST CONFIG   pmLoadDerivedConfig(CONFIG), then interp fetches
     libpcp_script.py mmv-validator FILE      mmvdump FILE: {"valid": exit status == 0}
 
 ``reader`` prints one JSON object per line, in the dump's vocabulary (spec/dump-jsonl.md)
@@ -21,6 +22,7 @@ pmlogcheck killed by a signal kills this script by the same signal, so the runne
 crash.
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -28,6 +30,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 from typing import Any
 
 # no global derived metrics (/etc/pcp/derived/*): only what the archive holds
@@ -337,11 +340,128 @@ def interp(base: str, request_path: str) -> int:
     return 0
 
 
+class Fd2:
+    """What libpcp writes to file descriptor 2 meanwhile (pmprintf, flushed by pmflush)."""
+
+    def __enter__(self) -> "Fd2":
+        sys.stderr.flush()
+        self.tmp = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.tmp.fileno(), 2)
+        self.text = ""
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        with contextlib.suppress(Exception):
+            LIBPCP.pmflush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.tmp.seek(0)
+        self.text = self.tmp.read().decode("utf-8", "replace")
+        self.tmp.close()
+
+
+def lines_of(text: str, directory: str) -> list[str]:
+    """libpcp's lines, the config's directory taken out of its ``[FILE:LINE]`` prefixes."""
+    text = text.replace("[" + directory + "/", "[")
+    out = text.split("\n")
+    return out[:-1] if out and out[-1] == "" else out
+
+
+def err_str(code: int) -> str:
+    buf = ctypes.create_string_buffer(256)
+    LIBPCP.pmErrStr_r.restype = ctypes.c_char_p
+    LIBPCP.pmErrStr_r.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    return (LIBPCP.pmErrStr_r(code, buf, 256) or b"").decode("utf-8", "replace")
+
+
+def units_text(units: Any) -> str:
+    buf = ctypes.create_string_buffer(64)
+    LIBPCP.pmUnitsStr_r.restype = ctypes.c_char_p
+    LIBPCP.pmUnitsStr_r.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    return (LIBPCP.pmUnitsStr_r(ctypes.byref(units), buf, 64) or b"").decode("utf-8", "replace")
+
+
+def derive(base: str, request_path: str, config: str) -> int:
+    """pmLoadDerivedConfig of the request's config, then for each metric of the schedule
+    pmLookupName and pmLookupDesc (what libpcp prints meanwhile is the diagnostics; a failed
+    lookup with nothing printed gets one line of its own), then PM_MODE_INTERP fetches of
+    the metrics that bound, as ``interp`` answers them."""
+    with open(request_path) as f:
+        request = json.load(f)
+    sched = request["schedule"]
+    directory = os.path.dirname(config)
+    diagnostics: list[str] = []
+    LIBPCP.pmLoadDerivedConfig.argtypes = [ctypes.c_char_p]
+    LIBPCP.pmLoadDerivedConfig.restype = ctypes.c_int
+    with Fd2() as cap:
+        LIBPCP.pmLoadDerivedConfig(config.encode())
+    diagnostics += lines_of(cap.text, directory)
+    ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
+    bound: list[tuple[str, int, Any]] = []
+    for name in sched["metrics"]:
+        if any(name == b[0] for b in bound):
+            continue
+        sts, pmid, desc = 0, 0, pmapi.pmDesc()
+        with Fd2() as cap:
+            try:
+                pmid = ctx.pmLookupName([name])[0]
+            except pmapi.pmErr as exc:
+                sts = int(exc.args[0]) if exc.args else -1
+            if sts == 0:
+                sts = LIBPCP.pmLookupDesc(pmid, ctypes.byref(desc))
+        said = lines_of(cap.text, directory)
+        diagnostics += said
+        if sts >= 0:
+            bound.append((name, pmid, desc))
+        elif not said:
+            unknown = sts == getattr(c_api, "PM_ERR_NAME", -12357)
+            diagnostics.append(f"{name}: not a registered derived metric" if unknown
+                               else f"derived metric {name}: {err_str(sts)} "
+                                    "(libpcp prints nothing; pmLookupDesc fails)")
+    derived = [{"name": name, "pmid": pmid_str(pmid), "type": d.type, "sem": d.sem,
+                "indom": indom_str(d.indom) or "PM_INDOM_NULL", "units": units_text(d.units)}
+               for name, pmid, d in bound]
+    samples = []
+    if bound:
+        types = {pmid: d.type for _, pmid, d in bound}
+        delta_ns, t = int(sched["interval_nsec"]), sched["start"]["sec"] * 10**9 + sched["start"]["nsec"]
+        sign = -1 if delta_ns < 0 else 1
+        delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
+        set_mode = getattr(ctx, "pmSetModeHighRes", None) or ctx.pmSetMode
+        fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
+        free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
+        set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(t // 10**9, t % 10**9), delta)
+        pmid_array = (ctypes.c_uint * len(bound))(*[pmid for _, pmid, _ in bound])
+        for _ in range(int(sched["samples"])):
+            entry: dict[str, Any] = {"time": {"sec": t // 10**9, "nsec": t % 10**9}, "eol": False,
+                                     "metrics": {}}
+            try:
+                with Fd2():
+                    rp = fetch(pmid_array)
+            except pmapi.pmErr as exc:
+                if not (exc.args and exc.args[0] == c_api.PM_ERR_EOL):
+                    raise
+                entry["eol"] = True
+            else:
+                r = rp.contents
+                for k in range(r.numpmid):
+                    vsp = r.get_vset(k).contents
+                    entry["metrics"][pmid_str(vsp.pmid)] = [
+                        [r.get_vlist(k, j).inst, tagged(vsp.valfmt, r.get_vlist(k, j), types.get(vsp.pmid))]
+                        for j in range(max(vsp.numval, 0))]
+                free(rp)
+            samples.append(entry)
+            t += delta_ns
+    print(json.dumps({"derived": derived, "samples": samples, "diagnostics": diagnostics}))
+    return 0
+
+
 def capabilities() -> int:
     version = pmapi.pmContext.pmGetConfig("PCP_VERSION")
     version = version.decode() if isinstance(version, bytes) else version
     print(json.dumps({"name": "libpcp", "version": version,
-                      "suites": ["validator", "reader", "interp", "mmv-validator"],
+                      "suites": ["validator", "reader", "interp", "derive", "mmv-validator"],
                       "archive_versions": [2, 3], "mmv_versions": [1, 2, 3]}))
     return 0
 
@@ -418,14 +538,17 @@ def main(argv: list[str]) -> int:
         return mmv_validator(argv[1])
     if len(argv) == 3 and argv[0] == "reader":
         return reader(argv[1], argv[2])
-    if len(argv) == 3 and argv[0] == "interp":
+    if (len(argv) == 3 and argv[0] == "interp") or (len(argv) == 4 and argv[0] == "derive"):
         try:
-            return interp(argv[1], argv[2])
+            return interp(argv[1], argv[2]) if argv[0] == "interp" else derive(argv[1], argv[2], argv[3])
         except pmapi.pmErr as exc:
             sys.stderr.write(f"libpcp: {exc}\n")
             return 1
+        except Exception as exc:  # the bindings raise what they like: one line, no traceback
+            sys.stderr.write(f"PCP's Python bindings: {type(exc).__name__}: {exc}\n")
+            return 1
     sys.stderr.write("usage: libpcp_script.py --capabilities | validator BASE | reader BASE QUERIES"
-                     " | interp BASE REQUEST | mmv-validator FILE\n")
+                     " | interp BASE REQUEST | derive BASE REQUEST CONFIG | mmv-validator FILE\n")
     return 2
 
 
