@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from pcpconform.check.corpus import ArchiveEdit, build_corpus
 from pcpconform.check.engine import check_archive
+from pcpconform.conform.adapters.libpcp import PMI_WRITE  # runs under the referee's Python
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from tests.differential.libpcp import mutants
@@ -39,7 +40,6 @@ ORIGINALS = [(source, version) for source in mutants.SOURCES for version in muta
 #: mutants per class and original run by the tests (the full run is mutants.py's main)
 PER_ORIGINAL = 30
 
-PMI_WRITE = Path(mutants.__file__).parent / "pmi_write.py"   # runs under the referee's Python
 
 RecordProperty = Callable[[str, object], None]
 

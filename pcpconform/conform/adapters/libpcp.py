@@ -51,9 +51,11 @@ from typing import Any
 
 from pcpconform.errors import PcpConformError
 
-__all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "FROM_LIBPCP", "merge_reader", "reader_queries", "main"]
+__all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "PMI_WRITE", "FROM_LIBPCP", "merge_reader", "reader_queries", "main"]
 
 SCRIPT = Path(__file__).with_name("libpcp_script.py")
+#: the archive writer through libpcp_import (pmi), run under the PCP's own Python too
+PMI_WRITE = Path(__file__).with_name("pmi_write.py")
 _CHROOT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _ROOT = Path(os.environ.get("PCPCONFORM_CHROOTS", "/opt/pcpconform"))
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pcpconform.conform.adapters.libpcp import PMI_WRITE  # the package's one copy, run by the referee's Python
 from tests.differential.libpcp.referees import LibpcpError, Referee, archive_files
 
 __all__ = [
@@ -37,7 +38,6 @@ __all__ = [
 ]
 
 HERE = Path(__file__).resolve().parent
-PMI_WRITE = HERE / "pmi_write.py"
 PM_READ = HERE / "pm_read.py"
 
 # exit status of pmi_write.py when libpcp_import cannot write the fixture
