@@ -13,19 +13,24 @@ one forward schedule of ``--fetches`` fetches spread over the whole archive, wit
 ``pcp-6.0`` rules (what the host's libpcp 6.0.3 does), timing, in interleaved rounds,
 best of ``--repeat``:
 
+* the reference, libpcp in C: ``benchmarks/c/interp_loop.c``, compiled with ``cc ... -lpcp``
+  into ``build/c/`` (libpcp3-dev and a C compiler are needed; without them the script says so
+  and exits 2), which opens the archive, sets PM_MODE_INTERP with the same start and
+  interval, calls pmFetchHighRes ``--fetches`` times and extracts every value with
+  pmExtractValue by its type; the whole process is timed from outside, the fetch loop inside;
 * the oracle, in-process: ``Archive(base)`` + ``Replay(...)`` (the one pass over the
-  archive) + ``replay.schedule(...)``, with the two phases reported apart too;
-* libpcp, in Debian's ``/usr/bin/python3`` (PCP bindings): this script run again with
-  ``--libpcp-worker``, which opens the context, sets PM_MODE_INTERP and calls
-  pmFetchHighRes/pmFreeHighResResult ``--fetches`` times; the fetch loop is timed inside the
-  worker, the whole process (interpreter, imports, open, loop) from outside;
+  archive) + ``replay.schedule(...)``, no output, with the two phases reported apart too;
+  the target is within 3x of the C program;
+* libpcp's Python bindings in Debian's ``/usr/bin/python3``: this script run again with
+  ``--libpcp-worker``, the same loop without extracting the values;
 * ``pmrep -r`` over the same metrics and schedule, CSV to /dev/null (unless ``--no-pmrep``).
 
-Before timing, the values of a subset of the fetches (the first ``--verify`` and as many
-spread evenly over the schedule) are compared, oracle against libpcp (through
-tests/differential/libpcp/pm_interp.py), so that both do the same work. Exit status 1 if they differ or
-a command fails; timings are reported, never asserted. ``--profile`` runs the oracle under
-cProfile and prints the top functions.
+Before timing, the oracle's samples are compared with the C program's: value by value at a
+subset of the fetches (the first ``--verify`` and as many spread evenly over the schedule),
+and at every fetch by the end-of-log count, the number of values and an order-independent
+checksum of (fetch, pmID, instance, value bits), so that both do the same work. Exit status 1
+if they differ or a command fails; timings are reported, never asserted. ``--profile`` runs
+the oracle under cProfile and prints the top functions.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import json
 import math
 import os
 import random
+import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -394,41 +401,162 @@ def pmrep_argv(base: Path, names: list[str], start, delta: int, count: int, firs
             "-s", str(count), *names]
 
 
-def verify(base: Path, pmids: list[int], samples, start, delta: int, count: int,
+# -- the C reference: benchmarks/c/interp_loop.c -------------------------------------------
+
+C_SOURCE = HERE / "c" / "interp_loop.c"
+C_BINARY = ROOT / "build" / "c" / "interp_loop"
+PMAPI_HEADER = Path("/usr/include/pcp/pmapi.h")
+
+
+class CBuildError(Exception):
+    """The C reference could not be built: no compiler, no libpcp header, or cc failed."""
+
+
+def build_c_loop(cc: str | None = None, out: Path = C_BINARY) -> Path:
+    """Compile interp_loop.c against the host's libpcp (once; again when the source is
+    newer). No fallback: without it there is no C reference to compare with."""
+    cc = cc or os.environ.get("CC", "cc")
+    compiler = shutil.which(cc)
+    if compiler is None:
+        raise CBuildError(f"no C compiler ({cc}) on PATH: install gcc and libc6-dev")
+    if not PMAPI_HEADER.exists():
+        raise CBuildError(f"{PMAPI_HEADER} is missing: install libpcp3-dev")
+    if out.exists() and out.stat().st_mtime >= C_SOURCE.stat().st_mtime:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([compiler, "-O2", "-Wall", "-Wextra", "-Werror", "-std=c99",
+                           "-D_POSIX_C_SOURCE=200809L", "-o", str(out), str(C_SOURCE), "-lpcp"],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()
+        raise CBuildError(f"{cc} {C_SOURCE.name} failed: {err[-1] if err else proc.returncode}")
+    return out
+
+
+def c_loop_argv(binary: Path, base: Path, pmids: list[int], start, delta: int, count: int,
+                picks: list[int] | None = None) -> list[str]:
+    return [str(binary), str(base), str(start.sec), str(start.nsec), str(delta), str(count),
+            ",".join(map(str, picks)) if picks else "-", *map(str, pmids)]
+
+
+def run_c_loop(argv: list[str]) -> tuple[dict, list[dict]]:
+    """(the summary line, the picked fetches' lines) of one interp_loop run."""
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        err = proc.stderr.strip().splitlines()
+        raise RuntimeError(f"interp_loop exit {proc.returncode}: {err[-1] if err else ''}")
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    return lines[-1], lines[:-1]
+
+
+class CLoop:
+    """interp_loop as a subprocess: the whole process timed from outside (the Case), the
+    fetch loop and the open as it reports them."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.loop: list[tuple[float, float]] = []          # (wall, cpu) seconds
+        self.open: list[float] = []
+        self.summary: dict = {}
+
+    def __call__(self) -> None:
+        self.summary, _ = run_c_loop(self.argv)
+        self.loop.append((self.summary["loop_s"], self.summary["loop_cpu_s"]))
+        self.open.append(self.summary["open_s"])
+
+
+_M64 = (1 << 64) - 1
+
+
+def mix64(x: int) -> int:
+    """splitmix64's finaliser, as interp_loop.c's mix64."""
+    z = (x + 0x9E3779B97F4A7C15) & _M64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M64
+    return z ^ (z >> 31)
+
+
+def value_bits(value, ptype: int) -> int:
+    """A value's 64 bits as interp_loop.c feeds them to the checksum."""
+    from pcpconform.format.pmtypes import PmType
+
+    if ptype == PmType.FLOAT:
+        return int(value.bits)
+    if ptype == PmType.DOUBLE:
+        return int.from_bytes(struct.pack("<d", value), "little")
+    if ptype == PmType.STRING:
+        h = 0xCBF29CE484222325
+        for byte in bytes(value).split(b"\0", 1)[0]:
+            h = ((h ^ byte) * 0x100000001B3) & _M64
+        return h
+    return int(value) & _M64
+
+
+def checksum(samples, types: dict[int, int]) -> tuple[int, int, int]:
+    """(end-of-log fetches, values, checksum) of the oracle's samples, as interp_loop.c
+    sums them: order-independent, so instance order does not matter."""
+    from pcpconform.oracles.interp.replay import NoValue
+
+    eol = nvalues = total = 0
+    for k, s in enumerate(samples):
+        if s.eol:
+            eol += 1
+            continue
+        for pmid, values in s.values.items():
+            key = mix64(((k << 32) ^ pmid) & _M64)
+            for inst, v in values.items():
+                if isinstance(v, NoValue):
+                    continue
+                total += mix64(mix64(key ^ (inst & 0xFFFFFFFF)) ^ value_bits(v, types[pmid]))
+                nvalues += 1
+    return eol, nvalues, total & _M64
+
+
+def verify(binary: Path, base: Path, pmids: list[int], samples, start, delta: int, count: int,
            first_n: int) -> tuple[int, int, list[str]]:
-    """Compare the oracle's samples with libpcp's at the first ``first_n`` fetches and
-    ``first_n`` more spread over the schedule: (fetches compared, values compared, diffs)."""
-    sys.path.insert(0, str(ROOT))
-    from pcpconform.format.pmtypes import PmID
+    """Compare the oracle's samples with interp_loop's (libpcp's) at the first ``first_n``
+    fetches and ``first_n`` more spread over the schedule, value by value, and over every
+    fetch by end-of-log count, value count and checksum: (fetches compared, values
+    compared, differences)."""
+    from pcpconform.format.pmtypes import PmID, PmType
     from pcpconform.io.archive import Archive
     from pcpconform.oracles.interp.replay import NoValue
-    from tests.differential.libpcp.compare import libpcp_encoding
-    from tests.differential.libpcp.interp_bridge import pm_interp
-    from tests.differential.libpcp.referees import BY_NAME
+
+    def encoding(v, ptype: int):          # pm_interp.py's, as interp_loop.c prints it
+        if ptype == PmType.FLOAT:
+            return f"f32:{v.bits:08x}"
+        if ptype == PmType.DOUBLE:
+            return "f64:" + struct.pack(">d", v).hex()
+        if ptype == PmType.STRING:
+            return "str:" + bytes(v).split(b"\0", 1)[0].hex()
+        return v
 
     a = Archive(base)
     types = {p: a.desc(p).type for p in pmids}
     picks = sorted(set(range(min(first_n, count)))
                    | {min(count - 1, round(i * (count - 1) / max(first_n - 1, 1))) for i in range(first_n)})
-    theirs = pm_interp(BY_NAME["pcp-6.0.3"], base, start.sec, start.nsec, delta, picks[-1] + 1,
-                       [str(PmID(p)) for p in pmids])["samples"]
+    summary, theirs = run_c_loop(c_loop_argv(binary, base, pmids, start, delta, count, picks))
     diffs: list[str] = []
     nvalues = 0
-    for k in picks:
-        s, ref = samples[k], theirs[k]
+    for ref in theirs:
+        k = ref["fetch"]
+        s = samples[k]
         if s.eol != ref["eol"]:
             diffs.append(f"fetch {k}: eol oracle={s.eol} libpcp={ref['eol']}")
             continue
         for p in pmids:
-            key = str(PmID(p))
-            ours = sorted([inst, libpcp_encoding(v, types[p])] for inst, v in s.values.get(p, {}).items()
+            ours = sorted([inst, encoding(v, types[p])] for inst, v in s.values.get(p, {}).items()
                           if not isinstance(v, NoValue))
-            got = ref["values"].get(key, {"numval": 0, "values": []})
-            lib = got["values"] if got["numval"] > 0 else []
+            lib = sorted(ref["values"].get(str(PmID(p)), []))
             nvalues += len(lib)
             if ours != lib:
                 diffs.append(f"fetch {k} ({s.time}) {a.metric_name(p)}: oracle {ours[:4]} libpcp {lib[:4]}")
-    return len(picks), nvalues, diffs
+    eol, total_values, total = checksum(samples, types)
+    mine = (eol, total_values, f"{total:016x}")
+    lib_sum = (summary["eol"], summary["values"], summary["checksum"])
+    if mine != lib_sum:
+        diffs.append(f"all {count} fetches (eol, values, checksum): oracle {mine} libpcp {lib_sum}")
+    return len(theirs), nvalues, diffs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -471,25 +599,35 @@ def main(argv: list[str] | None = None) -> int:
     ninst = sum(len(archive.instances(d.indom)) if not d.indom.is_null else 1 for d in descs)
     count = args.fetches
 
+    try:
+        binary = build_c_loop()
+    except CBuildError as exc:
+        print(f"bench_interp: cannot build the C reference: {exc}", file=sys.stderr)
+        return 2
     oracle = Oracle(base, pmids, start, delta, count)
+    c_loop = CLoop(c_loop_argv(binary, base, pmids, start, delta, count))
     libpcp = Libpcp(base, pmids, start, delta, count)
     status = 0
     if args.verify > 0:
         oracle()
-        fetched, nvalues, diffs = verify(base, pmids, oracle.samples, start, delta, count, args.verify)
+        fetched, nvalues, diffs = verify(binary, base, pmids, oracle.samples, start, delta, count,
+                                         args.verify)
         oracle.open_replay.clear()
         oracle.sched.clear()
+        oracle.samples = None
         if diffs:
             status = 1
-            print(f"\nVALUES DIFFER at {len(diffs)} (fetch, metric) pairs of {fetched} fetches:")
+            print(f"\nVALUES DIFFER: {len(diffs)} differences, oracle against interp_loop.c "
+                  f"(libpcp), {fetched} fetches compared value by value and all by checksum:")
             for d in diffs[:15]:
                 print("  " + d)
         else:
-            print(f"verified: oracle == libpcp at {fetched} fetches ({nvalues} values)",
-                  file=sys.stderr)
+            print(f"verified: oracle == interp_loop.c (libpcp) at {fetched} fetches value by value "
+                  f"({nvalues} values) and at all {count} by checksum", file=sys.stderr)
 
-    cases = [Case("libpcp worker (whole process)", libpcp, reference=True),
-             Case("oracle in-process", oracle)]
+    cases = [Case("C interp_loop (whole process)", c_loop, reference=True),
+             Case("oracle in-process", oracle),
+             Case("libpcp Python bindings worker (whole process)", libpcp)]
     if not args.no_pmrep:
         cases.append(Case("pmrep -r -o csv (whole process)",
                           _subprocess_case(pmrep_argv(base, names, start, delta, count, archive.start))))
@@ -503,41 +641,44 @@ def main(argv: list[str] | None = None) -> int:
     def case_best(case: Case) -> tuple[float | None, float | None]:
         return (min(case.times), min(case.cpu)) if case.times and not case.error else (None, None)
 
-    lib_loop, lib_proc, orc = best_of(libpcp.loop), case_best(cases[0]), case_best(cases[1])
-    rows = [("libpcp: pmFetchHighRes loop", lib_loop, "timed inside the worker"),
-            ("libpcp: open + lookup + setmode",
-             (min(libpcp.open) if libpcp.open else None, None), "inside the worker"),
-            ("libpcp: whole worker process", lib_proc, "python3 start, PCP imports, open, loop"),
-            ("oracle: Archive + Replay + schedule", orc, "in-process"),
+    c_proc, orc = case_best(cases[0]), case_best(cases[1])
+    rows = [("C: pmFetchHighRes + pmExtractValue loop", best_of(c_loop.loop), "timed inside interp_loop"),
+            ("C: open + lookup + setmode", (min(c_loop.open) if c_loop.open else None, None),
+             "inside interp_loop"),
+            ("C: interp_loop whole process", c_proc, "the reference"),
+            ("oracle: Archive + Replay + schedule", orc, "in-process, no output"),
             ("  oracle: Archive + Replay (one pass)", best_of(oracle.open_replay), ""),
-            ("  oracle: schedule()", best_of(oracle.sched), "")]
+            ("  oracle: schedule()", best_of(oracle.sched), ""),
+            ("Python bindings: pmFetchHighRes loop", best_of(libpcp.loop),
+             "values not extracted"),
+            ("Python bindings: whole worker process", case_best(cases[2]),
+             "python3 start, PCP imports, open, loop")]
     if not args.no_pmrep:
-        rows.append(("pmrep -r (whole process)", case_best(cases[2]),
+        rows.append(("pmrep -r (whole process)", case_best(cases[3]),
                      "raw values, CSV to /dev/null"))
 
     print(f"\narchive {base} (v{info['version']}): {size:.2f} MB, {info['results']} results, "
           f"{info['marks']} marks, {len(pmids)} metrics / {ninst} metric-instances")
     print(f"schedule: {count} fetches from +{(start.total_nsec() - archive.start.total_nsec()) / 1e9:.3f} s "
           f"every {delta / 1e9:.3f} s, rules pcp-6.0 (libpcp 6.0.3); "
-          f"{libpcp.eol} end-of-log; best of {args.repeat} (wall and cpu each)\n")
-    head = f"{'case':<40} {'seconds':>8} {'cpu s':>7} {'fetches/s':>10} {'MB/s':>8}  note"
+          f"{c_loop.summary.get('eol', '?')} end-of-log, {c_loop.summary.get('values', '?')} values; "
+          f"best of {args.repeat} (wall and cpu each)\n")
+    head = f"{'case':<42} {'seconds':>8} {'cpu s':>7} {'fetches/s':>10} {'MB/s':>8}  note"
     print(head)
     print("-" * len(head))
     for label, (secs, cpu), note in rows:
         if secs is None:
-            print(f"{label:<40} {'FAILED':>8}")
+            print(f"{label:<42} {'FAILED':>8}")
             continue
         shown = f"{cpu:7.3f}" if cpu is not None else f"{'':7}"
-        print(f"{label:<40} {secs:8.3f} {shown} {count / secs:10.0f} {size / secs:8.2f}  {note}")
+        print(f"{label:<42} {secs:8.3f} {shown} {count / secs:10.0f} {size / secs:8.2f}  {note}")
     for c in cases:
         if c.error:
             status = 1
             print(f"FAILED {c.label}: {c.error}")
-    if orc[0] and lib_loop[0] and lib_proc[0]:
-        print(f"\noracle / libpcp (wall): {orc[0] / lib_loop[0]:.1f}x the fetch loop, "
-              f"{orc[0] / lib_proc[0]:.1f}x the whole worker process (higher = oracle slower)")
-        print(f"oracle / libpcp (cpu):  {orc[1] / lib_loop[1]:.1f}x the fetch loop, "
-              f"{orc[1] / lib_proc[1]:.1f}x the whole worker process")
+    if orc[0] and orc[1] and c_proc[0] and c_proc[1]:
+        print(f"\noracle / C interp_loop: {orc[0] / c_proc[0]:.2f}x wall, {orc[1] / c_proc[1]:.2f}x cpu "
+              f"(higher = oracle slower; target: within 3x)")
 
     if args.profile:
         prof = Oracle(base, pmids, start, delta, count)
