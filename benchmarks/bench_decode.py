@@ -46,6 +46,7 @@ from pcpconform.fixtures.generate import mark_time
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import DecodedResult, DecodedValueSet, encode_result
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,14 +176,38 @@ def sample_values(k: int, version: int) -> tuple[Timestamp, list[ValueSetSpec]]:
     return result_time(k, version), vsets
 
 
+_TYPES = {pmid: ptype for pmid, ptype, *_ in METRICS}
+
+
+def encode_sample(version: int, stamp: Timestamp, vsets: list[ValueSetSpec]) -> bytes | None:
+    """The record ``layout_result`` makes of these values, packed by ``bulk.encode_result``
+    (~20x faster than the construct build; None where it does not apply)."""
+    decoded = []
+    for vs in vsets:
+        insts, vals = zip(*vs.values)
+        if vs.type == PmType.STRING:
+            vals = tuple(v.encode() for v in vals)
+        decoded.append(DecodedValueSet(vs.pmid, len(insts), None, None, (insts, vals)))
+    return encode_result(version, DecodedResult(stamp, decoded, None, True), _TYPES)
+
+
 def build_chunk(version: int, start: int, stop: int) -> list[bytes]:
     """Encoded result records start..stop-1 (run in worker processes)."""
     w = ArchiveWriter(os.devnull, version)   # only its encoder is used
     out = []
     for k in range(start, stop):
         stamp, vsets = sample_values(k, version)
-        out.append(w.encode_result(layout_result(version, stamp, vsets)))
+        record = encode_sample(version, stamp, vsets)
+        out.append(record if record is not None
+                   else w.encode_result(layout_result(version, stamp, vsets)))
     return out
+
+
+def build_chunk_reference(version: int, start: int, stop: int) -> list[bytes]:
+    """``build_chunk`` through the construct schemas (what the fast encoder must equal)."""
+    w = ArchiveWriter(os.devnull, version)
+    return [w.encode_result(layout_result(version, *sample_values(k, version)))
+            for k in range(start, stop)]
 
 
 # -- generation -----------------------------------------------------------------------

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Peak memory (RSS) of dump, rebuild and interp as archives grow.
+"""Peak memory (RSS) of check, dump, rebuild and interp as archives grow.
 
 Run from the project root::
 
-    .venv/bin/python benchmarks/bench_memory.py [--sizes 20,200] [--tiny 2000000] [--keep DIR]
+    .venv/bin/python benchmarks/bench_memory.py [--sizes 20,200,1000] [--tiny 2000000] [--keep DIR]
 
 Two kinds of archive, generated into ``--keep`` (default ``build/bench``) and reused:
 
@@ -91,6 +91,7 @@ def peak_rss_mb(argv: list[str]) -> tuple[float, float, int]:
 def commands(base: Path, metric: str, scratch: Path) -> dict[str, list[str]]:
     tool = str(Path(sys.executable).with_name("pcpconform"))
     return {
+        "check": [tool, "check", "--quiet", str(base)],
         "dump --format jsonl": [tool, "dump", "--format", "jsonl", str(base)],
         "dump --format text": [tool, "dump", str(base)],
         "rebuild": [tool, "rebuild", "-q", str(base), str(scratch / "rebuilt")],
@@ -103,11 +104,13 @@ def commands(base: Path, metric: str, scratch: Path) -> dict[str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="20,200", help="bench-shape sizes in MB (default 20,200)")
+    ap.add_argument("--sizes", default="20,200,1000",
+                    help="bench-shape sizes in MB (default 20,200,1000; the 1 GB one builds in ~1 min)")
     ap.add_argument("--tiny", default="200000,2000000",
                     help="result counts of the tiny archives (default 200000,2000000)")
     ap.add_argument("--keep", type=Path, default=ROOT / "build" / "bench")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    ap.add_argument("--commands", help="only these rows, comma-separated (e.g. check,interp --format csv)")
     args = ap.parse_args(argv)
     archives: list[tuple[str, str, Path, str]] = []
     for size in (float(s) for s in args.sizes.split(",") if s):
@@ -125,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'command':24} {'archive':32} {'peak RSS MB':>11} {'seconds':>8} {'vs smallest':>12}")
     for kind, label, base, metric in archives:
         for name, cmd in commands(base, metric, scratch).items():
+            if args.commands and name not in args.commands.split(","):
+                continue
             rss, secs, rc = peak_rss_mb(cmd)
             failed |= rc != 0
             first = smallest.setdefault((kind, name), rss)
