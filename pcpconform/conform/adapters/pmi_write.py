@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """Write a PCP archive with libpcp_import (pcp.pmi) from a JSON fixture.
 
-Usage:  /usr/bin/python3 pmi_write.py FIXTURE.json OUTBASE
+    /usr/bin/python3 pmi_write.py FIXTURE.json OUTBASE
 
-This script runs under Debian's system python (which carries the PCP
-bindings), never under the project venv; tests/differential/libpcp/bridge.py runs it.
+It runs under a PCP's own system Python (the one carrying its bindings: the host's, or a
+chroot's), never under the project's venv, and imports nothing from pcpconform. The libpcp
+adapters' writer suite (``libpcp.py``) and the differential tests
+(tests/differential/libpcp/bridge.py) run this one copy. ``FIXTURE.json`` is what
+``pmi_fixture.fixture_to_pmi`` makes of a fixture file.
 
-Exit status: 0 ok, 2 bad fixture / usage / pmi error, 3 the fixture asks
-for something libpcp_import cannot write (e.g. PM_TYPE_AGGREGATE).
+Exit status: 0 ok, 2 bad fixture / usage / pmi error, 3 the fixture asks for something
+libpcp_import cannot write (e.g. PM_TYPE_AGGREGATE).
 
 Call mapping (in this order):
   pmiLogImport(OUTBASE)                      -> pmiStart
@@ -47,9 +50,18 @@ import json
 import math
 import struct
 import sys
+from typing import Any
 
 EXIT_BAD = 2
 EXIT_UNSUPPORTED = 3
+
+try:
+    import cpmapi as c_api  # type: ignore[import-not-found]
+    import cpmi as c_pmi  # type: ignore[import-not-found]
+    from pcp import pmi  # type: ignore[import-not-found]
+except ImportError as _exc:  # an environment problem: one line, no traceback
+    sys.stderr.write(f"pmi_write.py: cannot import PCP python bindings: {_exc}\n")
+    sys.exit(EXIT_BAD)
 
 
 class FixtureError(Exception):
@@ -58,20 +70,6 @@ class FixtureError(Exception):
 
 class Unsupported(Exception):
     pass
-
-
-def _load_pcp():
-    try:
-        from pcp import pmi  # noqa: F401
-        import cpmapi  # noqa: F401
-        import cpmi  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - environment problem
-        sys.stderr.write("pmi_write.py: cannot import PCP python bindings: %s\n" % exc)
-        sys.exit(EXIT_BAD)
-    return pmi, cpmapi, cpmi
-
-
-pmi, c_api, c_pmi = _load_pcp()
 
 
 TYPES = {
@@ -111,65 +109,60 @@ LABEL_TYPES = {
 }
 
 
-# --------------------------------------------------------------------------
-# identifier parsing
+# -- identifiers -------------------------------------------------------------------------------
 
-def _ints(text, n, what):
+def _ints(text: Any, n: int, what: str) -> list[int]:
     if isinstance(text, int) and n == 1:
         return [text]
     parts = str(text).split(".")
     if len(parts) != n:
-        raise FixtureError("bad %s %r (want %d dot-separated integers)" % (what, text, n))
+        raise FixtureError(f"bad {what} {text!r} (want {n} dot-separated integers)")
     try:
         return [int(p, 10) for p in parts]
     except ValueError:
-        raise FixtureError("bad %s %r" % (what, text))
+        raise FixtureError(f"bad {what} {text!r}") from None
 
 
-def parse_pmid(text):
+def parse_pmid(text: Any) -> int:
     d, c, i = _ints(text, 3, "pmid")
-    return pmi.pmiLogImport.pmiID(d, c, i)
+    return int(pmi.pmiLogImport.pmiID(d, c, i))
 
 
-def parse_indom(text):
+def parse_indom(text: Any) -> int:
     if text is None:
-        return c_api.PM_INDOM_NULL
+        return int(c_api.PM_INDOM_NULL)
     d, s = _ints(text, 2, "indom")
-    return pmi.pmiLogImport.pmiInDom(d, s)
+    return int(pmi.pmiLogImport.pmiInDom(d, s))
 
 
-def parse_cluster(text):
+def parse_cluster(text: Any) -> int:
     d, c = _ints(text, 2, "cluster")
-    return pmi.pmiLogImport.pmiCluster(d, c)
+    return int(pmi.pmiLogImport.pmiCluster(d, c))
 
 
-# --------------------------------------------------------------------------
-# value formatting: pmi parses the string with strtol/strtoul/strtoll/
-# strtoull/strtof/strtod, so produce strings that parse to exact bits
+# -- values: pmi parses the string with strtol ... strtod, so give strings that parse to
+# exact bits --------------------------------------------------------------------------------------
 
-def _float_from_fixture(value, width):
-    """Return a python float (double) for a fixture value.
-
-    Accepts JSON numbers, "inf"/"-inf"/"nan" and exact bit patterns
-    "f32:XXXXXXXX" / "f64:XXXXXXXXXXXXXXXX" (same spelling as pm_read.py).
-    """
+def _float_from_fixture(value: Any, width: str) -> float:
+    """A Python float (double) for a fixture value: a JSON number, "inf"/"-inf"/"nan", or
+    the exact bit patterns "f32:XXXXXXXX" / "f64:XXXXXXXXXXXXXXXX"."""
     if isinstance(value, bool):
         raise FixtureError("boolean is not a float value")
-    if isinstance(value, (int, float)):
+    if isinstance(value, int | float):
         return float(value)
     if isinstance(value, str):
         if value.startswith("f32:"):
-            return struct.unpack(">f", bytes.fromhex(value[4:]))[0]
+            return float(struct.unpack(">f", bytes.fromhex(value[4:]))[0])
         if value.startswith("f64:"):
-            return struct.unpack(">d", bytes.fromhex(value[4:]))[0]
+            return float(struct.unpack(">d", bytes.fromhex(value[4:]))[0])
         try:
             return float(value)
         except ValueError:
             pass
-    raise FixtureError("bad %s value %r" % (width, value))
+    raise FixtureError(f"bad {width} value {value!r}")
 
 
-def _c_float_string(x):
+def _c_float_string(x: float) -> str:
     """A string strtof/strtod parse to exactly x (x already representable)."""
     if math.isnan(x):
         return "-nan" if math.copysign(1.0, x) < 0 else "nan"
@@ -178,39 +171,35 @@ def _c_float_string(x):
     return x.hex()          # C99 hex float: exact, locale independent
 
 
-def format_value(mtype, value, metric):
+def format_value(mtype: str, value: Any, metric: str) -> str:
     if mtype in INT_RANGES:
         if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str):
-                try:
-                    value = int(value, 0)
-                except ValueError:
-                    raise FixtureError("metric %s: bad integer %r" % (metric, value))
-            else:
-                raise FixtureError("metric %s: bad integer %r" % (metric, value))
+            if not isinstance(value, str):
+                raise FixtureError(f"metric {metric}: bad integer {value!r}")
+            try:
+                value = int(value, 0)
+            except ValueError:
+                raise FixtureError(f"metric {metric}: bad integer {value!r}") from None
         lo, hi = INT_RANGES[mtype]
         if not lo <= value <= hi:
-            raise FixtureError("metric %s: %d out of range for type %s" % (metric, value, mtype))
+            raise FixtureError(f"metric {metric}: {value} out of range for type {mtype}")
         return str(value)
     if mtype == "float":
-        x = _float_from_fixture(value, "float")
         # round to binary32 first; the hex of that float is exact for strtof
-        x = struct.unpack("<f", struct.pack("<f", x))[0]
-        return _c_float_string(x)
+        x = struct.unpack("<f", struct.pack("<f", _float_from_fixture(value, "float")))[0]
+        return _c_float_string(float(x))
     if mtype == "double":
         return _c_float_string(_float_from_fixture(value, "double"))
     if mtype == "string":
         if not isinstance(value, str):
-            raise FixtureError("metric %s: string value must be a JSON string" % metric)
+            raise FixtureError(f"metric {metric}: string value must be a JSON string")
         if "\0" in value:
-            raise Unsupported("metric %s: pmiPutValue cannot carry a NUL byte in a string" % metric)
+            raise Unsupported(f"metric {metric}: pmiPutValue cannot carry a NUL byte in a string")
         return value
-    raise Unsupported("metric %s: pmi cannot write values of type %r" % (metric, mtype))
+    raise Unsupported(f"metric {metric}: pmi cannot write values of type {mtype!r}")
 
 
-# --------------------------------------------------------------------------
-
-def _label_value(value):
+def _label_value(value: Any) -> str:
     # pmiPutLabel quotes the value unless it is true/false/null
     if value is True:
         return "true"
@@ -221,25 +210,33 @@ def _label_value(value):
     return str(value)
 
 
-class Writer(object):
+class _Importer(pmi.pmiLogImport):  # type: ignore[misc]
+    """pmiLogImport whose destructor does not pmiEnd() a second time: pcp.pmi's __del__
+    calls pmiUseContext(-1) (fails, leaving the old context current), then pmiEnd() again
+    after an explicit pmiEnd()."""
 
-    def __init__(self, doc, outbase):
+    def __del__(self) -> None:
+        if getattr(self, "_ctx", -1) != -1:
+            pmi.pmiLogImport.__del__(self)
+
+
+class Writer:
+
+    def __init__(self, doc: dict[str, Any], outbase: str) -> None:
         self.doc = doc
         self.outbase = outbase
-        self.archive = doc.get("archive", {}) or {}
+        self.archive: dict[str, Any] = doc.get("archive", {}) or {}
         self.version = self.archive.get("version")
-        self.metrics = {}           # name -> dict(type=, indom=, pmid=)
-        self.pmids = {}             # "d.c.i" -> name
-        self.indoms = {}            # "d.s" -> {"id": pmInDom, "instances": {name: id}, "added": set()}
-        self.log = None
+        self.metrics: dict[str, dict[str, Any]] = {}      # name -> type, indom, pmid
+        self.pmids: dict[str, str] = {}                   # "d.c.i" -> name
+        self.indoms: dict[str, dict[str, Any]] = {}       # "d.s" -> id, instances {name: id}, added
+        self.log: Any = None
         self.use_highres = False
+        self.nsec_write = False
 
-    # ---- setup
-    def start(self):
-        base = self.outbase
-        if isinstance(base, str):
-            base = base.encode("utf-8")
-        self.log = _Importer(base)
+    # -- setup
+    def start(self) -> None:
+        self.log = _Importer(self.outbase.encode("utf-8"))
         if self.version is not None:
             if self.version not in (2, 3):
                 raise FixtureError("archive.version must be 2 or 3")
@@ -248,63 +245,56 @@ class Writer(object):
             self.log.pmiSetHostname(self.archive["hostname"])
         if self.archive.get("timezone") is not None:
             self.log.pmiSetTimezone(self.archive["timezone"])
-        self.use_highres = (self.version == 3
-                            and hasattr(self.log, "pmiHighResWrite"))
+        self.use_highres = self.version == 3 and hasattr(self.log, "pmiHighResWrite")
         # libpcp_import 2 (PCP 7) has no pmiHighResWrite: its pmiWrite takes nanoseconds
         self.nsec_write = not hasattr(pmi.LIBPCP_IMPORT, "pmiHighResWrite")
 
-    def add_indoms(self):
+    def add_indoms(self) -> None:
         for ent in self.doc.get("indoms", []) or []:
-            key = ent["indom"]
             insts = ent.get("instances", {}) or {}
-            self.indoms[key] = {
-                "id": parse_indom(key),
-                "instances": dict((str(k), int(v)) for k, v in insts.items()),
-                "added": set(),
-            }
+            self.indoms[ent["indom"]] = {"id": parse_indom(ent["indom"]),
+                                         "instances": {str(k): int(v) for k, v in insts.items()},
+                                         "added": set()}
 
-    def add_metrics(self):
+    def add_metrics(self) -> None:
         for m in self.doc.get("metrics", []) or []:
             name = m["name"]
             tname = str(m["type"])
             if tname not in TYPES:
-                raise FixtureError("metric %s: unknown type %r" % (name, tname))
+                raise FixtureError(f"metric {name}: unknown type {tname!r}")
             if m.get("sem") not in SEMS:
-                raise FixtureError("metric %s: unknown sem %r" % (name, m.get("sem")))
+                raise FixtureError(f"metric {name}: unknown sem {m.get('sem')!r}")
             indom_key = m.get("indom")
             if indom_key is not None and indom_key not in self.indoms:
                 # an indom without an "indoms" entry: no named instances known
-                self.indoms[indom_key] = {"id": parse_indom(indom_key),
-                                          "instances": {}, "added": set()}
+                self.indoms[indom_key] = {"id": parse_indom(indom_key), "instances": {}, "added": set()}
             u = m.get("units", {}) or {}
             units = self.log.pmiUnits(int(u.get("dimSpace", 0)), int(u.get("dimTime", 0)),
                                       int(u.get("dimCount", 0)), int(u.get("scaleSpace", 0)),
                                       int(u.get("scaleTime", 0)), int(u.get("scaleCount", 0)))
             pmid = parse_pmid(m["pmid"])
             try:
-                self.log.pmiAddMetric(name, pmid, TYPES[tname], parse_indom(indom_key),
-                                      SEMS[m["sem"]], units)
+                self.log.pmiAddMetric(name, pmid, TYPES[tname], parse_indom(indom_key), SEMS[m["sem"]], units)
             except pmi.pmiErr as exc:
                 if exc.args and exc.args[0] == c_pmi.PMI_ERR_BADTYPE:
-                    raise Unsupported("metric %s: pmiAddMetric rejects type %r (%s)"
-                                      % (name, tname, exc))
+                    raise Unsupported(f"metric {name}: pmiAddMetric rejects type {tname!r} ({exc})") from None
                 raise
             self.metrics[name] = {"type": tname, "indom": indom_key, "pmid": pmid}
             self.pmids[m["pmid"]] = name
 
-    # ---- text and labels (queued; libpcp_import writes them at pmiWrite)
-    def put_text_entry(self, kind, ident, text):
+    # -- text and labels (queued; libpcp_import writes them at pmiWrite)
+    def put_text_entry(self, kind: str, ident: Any, text: dict[str, Any]) -> None:
         if kind == "pmid":
             typ, ident_val = c_api.PM_TEXT_PMID, parse_pmid(ident)
         elif kind == "indom":
             typ, ident_val = c_api.PM_TEXT_INDOM, parse_indom(ident)
         else:
-            raise FixtureError("bad text kind %r" % kind)
+            raise FixtureError(f"bad text kind {kind!r}")
         for cls_name, cls in (("oneline", c_api.PM_TEXT_ONELINE), ("help", c_api.PM_TEXT_HELP)):
             if text.get(cls_name) is not None:
                 self.log.pmiPutText(typ, cls, ident_val, text[cls_name])
 
-    def put_fixture_texts(self):
+    def put_fixture_texts(self) -> None:
         for m in self.doc.get("metrics", []) or []:
             if m.get("text"):
                 self.put_text_entry("pmid", m["pmid"], m["text"])
@@ -312,12 +302,12 @@ class Writer(object):
             if ent.get("text"):
                 self.put_text_entry("indom", ent["indom"], ent["text"])
 
-    def _label_ident(self, ent):
+    def _label_ident(self, ent: dict[str, Any]) -> tuple[int, int]:
         ltype = ent["type"]
         ident = ent.get("ident")
-        inst = c_api.PM_IN_NULL
+        inst = int(c_api.PM_IN_NULL)
         if ltype == "context":
-            return c_api.PM_ID_NULL, inst
+            return int(c_api.PM_ID_NULL), inst
         if ltype == "domain":
             (dom,) = _ints(ident, 1, "domain")
             return dom, inst
@@ -325,7 +315,7 @@ class Writer(object):
             return parse_cluster(ident), inst
         if ltype == "item":
             if ident in self.metrics:
-                return self.metrics[ident]["pmid"], inst
+                return int(self.metrics[ident]["pmid"]), inst
             return parse_pmid(ident), inst
         if ltype == "indom":
             return parse_indom(ident), inst
@@ -340,45 +330,43 @@ class Writer(object):
             if which is None:
                 raise FixtureError("instances label needs an instance")
             return parse_indom(indom_key), int(which)
-        raise FixtureError("bad label type %r" % ltype)
+        raise FixtureError(f"bad label type {ltype!r}")
 
-    def put_label_entry(self, ent):
+    def put_label_entry(self, ent: dict[str, Any]) -> None:
         if ent.get("type") not in LABEL_TYPES:
-            raise FixtureError("bad label type %r" % ent.get("type"))
+            raise FixtureError(f"bad label type {ent.get('type')!r}")
         ident, inst = self._label_ident(ent)
         for name, value in (ent.get("labels", {}) or {}).items():
-            self.log.pmiPutLabel(LABEL_TYPES[ent["type"]], ident, inst, name,
-                                 _label_value(value))
+            self.log.pmiPutLabel(LABEL_TYPES[ent["type"]], ident, inst, name, _label_value(value))
 
-    # ---- samples
-    def _register_instances(self, n, values):
-        """pmiAddInstance every instance this sample references for the first time.
+    # -- samples
+    def _register_instances(self, n: int, values: dict[str, Any]) -> None:
+        """pmiAddInstance every instance this sample references for the first time, those of
+        one indom in ascending instance-id order.
 
-        New instances of one indom are registered in ascending instance-id
-        order.  libpcp (6.0.3, 6.3.8 and 7.2.2 alike) sorts pmi's own inst[]/name[] arrays in place
-        when it first writes the indom (addindom -> addinsts), and a later
-        pmiAddInstance rebuilds name[] from the insertion-ordered name buffer,
-        so the names get scrambled unless the cumulative insertion order is
-        ascending.  A fixture that needs a smaller id after the indom has
-        been written therefore cannot be written correctly: exit 3.
+        libpcp (6.0.3, 6.3.8 and 7.2.2 alike) sorts pmi's own inst[]/name[] arrays in place
+        when it first writes the indom (addindom -> addinsts), and a later pmiAddInstance
+        rebuilds name[] from the insertion-ordered name buffer, so the names get scrambled
+        unless the cumulative insertion order is ascending (FMT-PMI-4). A fixture that needs
+        a smaller id after the indom has been written therefore cannot be written correctly:
+        exit 3.
         """
-        new = {}
+        new: dict[str, dict[str, int]] = {}
         for name, val in values.items():
             m = self.metrics.get(name)
             if m is None:
-                raise FixtureError("sample %d: unknown metric %r" % (n, name))
+                raise FixtureError(f"sample {n}: unknown metric {name!r}")
             if m["indom"] is None:
                 continue
             if not isinstance(val, dict):
-                raise FixtureError("sample %d: metric %s has an indom; give {instance: value}"
-                                   % (n, name))
+                raise FixtureError(f"sample {n}: metric {name} has an indom; give {{instance: value}}")
             ind = self.indoms[m["indom"]]
             for inst_name in val:
                 if inst_name in ind["added"]:
                     continue
                 if inst_name not in ind["instances"]:
-                    raise FixtureError("sample %d: metric %s: instance %r not listed in indom %s"
-                                       % (n, name, inst_name, m["indom"]))
+                    raise FixtureError(f"sample {n}: metric {name}: instance {inst_name!r} not listed in "
+                                       f"indom {m['indom']}")
                 new.setdefault(m["indom"], {})[inst_name] = ind["instances"][inst_name]
         for indom_key, insts in new.items():
             ind = self.indoms[indom_key]
@@ -387,15 +375,14 @@ class Writer(object):
                 have = max(ind["instances"][k] for k in ind["added"])
                 if ordered[0][1] < have:
                     raise Unsupported(
-                        "indom %s: instance %r (id %d) first appears after instance id %d "
-                        "was written; libpcp_import would write scrambled instance "
-                        "names (addinsts sorts pmi's arrays in place; FMT-PMI-4)"
-                        % (indom_key, ordered[0][0], ordered[0][1], have))
+                        f"indom {indom_key}: instance {ordered[0][0]!r} (id {ordered[0][1]}) first appears after "
+                        f"instance id {have} was written; libpcp_import would write scrambled instance names "
+                        "(addinsts sorts pmi's arrays in place; FMT-PMI-4)")
             for inst_name, inst_id in ordered:
                 self.log.pmiAddInstance(ind["id"], inst_name, inst_id)
                 ind["added"].add(inst_name)
 
-    def sample(self, n, s):
+    def sample(self, n: int, s: dict[str, Any]) -> None:
         if s.get("mark"):
             self.log.pmiPutMark()
             return
@@ -405,7 +392,7 @@ class Writer(object):
             elif "indom" in t:
                 self.put_text_entry("indom", t["indom"], t)
             else:
-                raise FixtureError("sample %d: text entry needs pmid or indom" % n)
+                raise FixtureError(f"sample {n}: text entry needs pmid or indom")
         for ent in s.get("labels", []) or []:
             self.put_label_entry(ent)
         values = s.get("values", {}) or {}
@@ -418,8 +405,8 @@ class Writer(object):
                 for inst_name, v in val.items():
                     self.log.pmiPutValue(name, inst_name, format_value(m["type"], v, name))
         t = s.get("time")
-        if not isinstance(t, (list, tuple)) or len(t) != 2:
-            raise FixtureError("sample %d: time must be [sec, nsec]" % n)
+        if not isinstance(t, list | tuple) or len(t) != 2:
+            raise FixtureError(f"sample {n}: time must be [sec, nsec]")
         sec, nsec = int(t[0]), int(t[1])
         try:
             if self.nsec_write:
@@ -430,11 +417,11 @@ class Writer(object):
                 self.log.pmiWrite(sec, nsec // 1000)
         except pmi.pmiErr as exc:
             if exc.args and exc.args[0] == c_pmi.PMI_ERR_NODATA:
-                sys.stderr.write("pmi_write.py: sample %d: nothing to write (PMI_ERR_NODATA), skipped\n" % n)
+                sys.stderr.write(f"pmi_write.py: sample {n}: nothing to write (PMI_ERR_NODATA), skipped\n")
                 return
             raise
 
-    def run(self):
+    def run(self) -> None:
         self.start()
         self.add_indoms()
         self.add_metrics()
@@ -446,45 +433,33 @@ class Writer(object):
         self.log.pmiEnd()
 
 
-def pmi_errstr(exc):
+def pmi_errstr(exc: Any) -> str:
     code = getattr(exc, "code", 0)
     sym = c_pmi.pmiErrSymDict.get(code) or c_api.pmErrSymDict.get(code) or "?"
     try:
-        text = pmi.LIBPCP_IMPORT.pmiErrStr_r(code, pmi.ctypes.create_string_buffer(256), 256)
-        text = text.decode("utf-8", "replace")
-    except Exception:  # pragma: no cover
+        raw = pmi.LIBPCP_IMPORT.pmiErrStr_r(code, pmi.ctypes.create_string_buffer(256), 256)
+        text = raw.decode("utf-8", "replace")
+    except Exception:
         text = ""
-    return "%s (%d) %s" % (sym, code, text)
+    return f"{sym} ({code}) {text}"
 
 
-class _Importer(pmi.pmiLogImport):
-    """pmiLogImport whose destructor does not pmiEnd() a second time.
-
-    pcp.pmi's __del__ calls pmiUseContext(-1) (fails, leaving the old
-    context current) then pmiEnd() again after an explicit pmiEnd().
-    """
-
-    def __del__(self):
-        if getattr(self, "_ctx", -1) != -1:
-            pmi.pmiLogImport.__del__(self)
-
-
-def main(argv):
+def main(argv: list[str]) -> int:
     if len(argv) != 3:
         sys.stderr.write("usage: pmi_write.py FIXTURE.json OUTBASE\n")
         return EXIT_BAD
-    with open(argv[1], "r", encoding="utf-8") as f:
+    with open(argv[1], encoding="utf-8") as f:
         doc = json.load(f)
     try:
         Writer(doc, argv[2]).run()
     except Unsupported as exc:
-        sys.stderr.write("pmi_write.py: UNSUPPORTED: %s\n" % exc)
+        sys.stderr.write(f"pmi_write.py: UNSUPPORTED: {exc}\n")
         return EXIT_UNSUPPORTED
     except (FixtureError, KeyError, ValueError, TypeError) as exc:
-        sys.stderr.write("pmi_write.py: bad fixture: %s: %s\n" % (type(exc).__name__, exc))
+        sys.stderr.write(f"pmi_write.py: bad fixture: {type(exc).__name__}: {exc}\n")
         return EXIT_BAD
     except pmi.pmiErr as exc:
-        sys.stderr.write("pmi_write.py: libpcp_import error: %s\n" % pmi_errstr(exc))
+        sys.stderr.write(f"pmi_write.py: libpcp_import error: {pmi_errstr(exc)}\n")
         return EXIT_BAD
     return 0
 
