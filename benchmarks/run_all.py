@@ -6,8 +6,11 @@ Run from the project root (after ``bash tools/setup.sh``; PCP's tools on PATH)::
 
     .venv/bin/python benchmarks/run_all.py [--repeat 3] [--size-mb 20] [--fetches 2000]
 
-Archives come from ``bench_decode.py`` (dump, rebuild, check) and ``bench_interp.py``
-(interp), cached under ``build/bench/``. Rounds are interleaved (each command once per
+Archives come from ``bench_decode.py`` (dump, rebuild, check of version 3 and 2) and
+``bench_interp.py`` (interp, derive), cached under ``build/bench/``. The in-process
+interpolation replay is compared with libpcp's in C (``benchmarks/c/interp_loop.c``, built
+with ``cc ... -lpcp``: without a compiler or libpcp3-dev the script says so and exits 2),
+``derive`` with ``pmrep`` given the same ``PCP_DERIVED_CONFIG``. Rounds are interleaved (each command once per
 round), so a slow spell on a shared machine hits every command alike; each row shows the
 best wall-clock and CPU (user + system of the child) time of ``--repeat`` runs, the
 reference it is compared with, the speed ratio (reference time / command time, higher is
@@ -27,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,18 +45,24 @@ import bench_interp  # noqa: E402
 @dataclass
 class Row:
     label: str
-    argv: list[str]
+    argv: list[str] | None = None          # a command, timed as a child process
     reference: str | None = None         # the label of the row it is compared with
     target: str = ""                     # the issue's target, as text
+    call: Callable[[], None] | None = None  # or a call timed in this process
+    env: dict[str, str] | None = None    # the command's environment, if not this one's
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     failed: str | None = None
 
     def run(self) -> None:
+        if self.call is not None:
+            self._run_call(self.call)
+            return
+        assert self.argv is not None
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         done = subprocess.run(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              text=True, check=False)
+                              text=True, check=False, env=self.env)
         took = time.perf_counter() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode not in (0, 1):     # check exits 1 when it finds problems
@@ -60,6 +70,17 @@ class Row:
             return
         self.wall.append(took)
         self.cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+
+    def _run_call(self, call: Callable[[], None]) -> None:
+        cpu0 = time.process_time()
+        began = time.perf_counter()
+        try:
+            call()
+        except Exception as exc:  # report it in the table, never as a fast time
+            self.failed = f"{type(exc).__name__}: {exc}"
+            return
+        self.wall.append(time.perf_counter() - began)
+        self.cpu.append(time.process_time() - cpu0)
 
 
 def tool_version(argv: list[str]) -> str:
@@ -75,14 +96,22 @@ def console_script() -> str:
     return str(here) if here.exists() else (shutil.which("pcpconform") or "pcpconform")
 
 
-def interp_rows(size_mb: float, fetches: int, tool: str) -> list[Row]:
-    base = ROOT / "build" / "bench" / f"interp-{size_mb:g}mb-v3" / "bench"
-    if bench_interp.load_cached(base) is None:
-        print(f"generating {base} ...", file=sys.stderr)
-        bench_interp.generate(base, 3, size_mb, os.cpu_count() or 1)
+def interp_rows(base: Path, fetches: int, tool: str) -> list[Row]:
+    """pmrep against ``interp --format csv``, and libpcp's replay in C against the oracle's
+    in-process (``Archive`` + ``Replay`` + ``schedule``, no output), on one schedule."""
+    from pcpconform.io.archive import Archive
+    from pcpconform.oracles.interp.replay import Replay
+
     archive, start, delta, _ = bench_interp.schedule(base, fetches)
-    names = [d.names[0] for d in archive.descs()]
+    descs = archive.descs()
+    names = [d.names[0] for d in descs]
+    pmids = [int(d.pmid) for d in descs]
     when = f"{start.sec}.{start.nsec:09d}"
+
+    def replay() -> None:
+        Replay(Archive(base), pmids, rules="pcp-6.0").schedule(start, delta, fetches)
+
+    binary = bench_interp.build_c_loop()
     return [
         Row("pmrep -r -o csv", bench_interp.pmrep_argv(base, names, start, delta, fetches,
                                                        archive.start)),
@@ -90,7 +119,88 @@ def interp_rows(size_mb: float, fetches: int, tool: str) -> list[Row]:
             [tool, "interp", str(base), *names, "--rules", "pcp-6.0", "--start", when,
              "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches), "--format", "csv"],
             "pmrep -r -o csv", ">= 1.0x"),
+        Row("C interp_loop (pmFetchHighRes)",
+            bench_interp.c_loop_argv(binary, base, pmids, start, delta, fetches)),
+        Row("interp in-process (Replay, no output)", call=replay,
+            reference="C interp_loop (pmFetchHighRes)", target=">= 0.33x (within 3x)"),
     ]
+
+
+#: derived metrics over the bench_interp archive that the pcp-6.0 profile and libpcp 6.0.3
+#: agree on: sums of counters and of instants, ratios, a scaled double, over instance domains
+#: and singular metrics alike
+DERIVED_CONFIG = """\
+bench.disk.bytes = disk.dev.read_bytes + disk.dev.write_bytes
+bench.disk.ops = disk.dev.read + disk.dev.write
+bench.net.bytes = network.interface.in.bytes + network.interface.out.bytes
+bench.cpu.busy = kernel.percpu.cpu.user + kernel.percpu.cpu.sys
+bench.cpu.busy_frac = kernel.percpu.cpu.busy_pct / 100
+bench.mem.total = mem.util.used + mem.util.free
+bench.mem.used_frac = mem.util.used / (mem.util.used + mem.util.free)
+bench.all.ctx = kernel.all.intr + kernel.all.pswitch
+"""
+
+
+def derive_rows(base: Path, fetches: int, tool: str, scratch: Path) -> list[Row]:
+    """pmrep with PCP_DERIVED_CONFIG against ``derive --config`` with the same file, on the
+    interp schedule (raw values, CSV, pcp-6.0 rules as the host's libpcp)."""
+    archive, start, delta, _ = bench_interp.schedule(base, fetches)
+    config = scratch / "bench.derived"
+    config.write_text(DERIVED_CONFIG)
+    names = [line.split("=", 1)[0].strip() for line in DERIVED_CONFIG.splitlines()]
+    when = f"{start.sec}.{start.nsec:09d}"
+    return [
+        Row("pmrep -r -o csv, derived", bench_interp.pmrep_argv(base, names, start, delta, fetches,
+                                                                archive.start),
+            env={**os.environ, "PCP_DERIVED_CONFIG": str(config)}),
+        Row("pcpconform derive --format csv",
+            [tool, "derive", str(base), "--config", str(config), "--rules", "pcp-6.0",
+             "--start", when, "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches),
+             "--format", "csv"],
+            "pmrep -r -o csv, derived", ">= 0.67x (within 1.5x)"),
+    ]
+
+
+def check_rows(base: Path, version: int, tool: str) -> list[Row]:
+    ref = f"pmlogcheck v{version}"
+    return [Row(ref, ["pmlogcheck", str(base)]),
+            Row(f"pcpconform check v{version}", [tool, "check", "--quiet", str(base)], ref, "")]
+
+
+def decode_archive(size_mb: float, version: int) -> Path:
+    base = ROOT / "build" / "bench" / f"bench-{size_mb:g}mb-v{version}" / "bench"
+    if bench_decode.load_cached(base) is None:
+        print(f"generating {base} ...", file=sys.stderr)
+        bench_decode.generate(base, version, size_mb, os.cpu_count() or 1)
+    return base
+
+
+def interp_archive(size_mb: float) -> Path:
+    base = ROOT / "build" / "bench" / f"interp-{size_mb:g}mb-v3" / "bench"
+    if bench_interp.load_cached(base) is None:
+        print(f"generating {base} ...", file=sys.stderr)
+        bench_interp.generate(base, 3, size_mb, os.cpu_count() or 1)
+    return base
+
+
+def table(rows: list[Row]) -> list[str]:
+    """The table's lines: best wall and CPU time of each row, and for a row with a
+    reference the speed ratios (reference time / row time, higher is faster)."""
+    best = {r.label: (min(r.wall), min(r.cpu)) for r in rows if r.wall and r.failed is None}
+    width = max([38, *(len(r.label) for r in rows)])
+    lines = [f"{'command':{width}} {'wall s':>7} {'cpu s':>7} {'vs':32} {'wall x':>7} {'cpu x':>7}  target"]
+    for r in rows:
+        if r.failed is not None or r.label not in best:
+            lines.append(f"{r.label:{width}} FAILED: {r.failed}")
+            continue
+        wall, cpu = best[r.label]
+        ratio = ""
+        if r.reference in best:
+            ref_wall, ref_cpu = best[r.reference]
+            ratio = f"{ref_wall / wall:6.2f}x {ref_cpu / cpu if cpu else 0:6.2f}x"
+        lines.append(f"{r.label:{width}} {wall:7.2f} {cpu:7.2f} {r.reference or '(reference)':32} "
+                     f"{ratio:15}  {r.target}".rstrip())
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,48 +210,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fetches", type=int, default=2000)
     args = ap.parse_args(argv)
     tool = console_script()
-    base = ROOT / "build" / "bench" / f"bench-{args.size_mb:g}mb-v3" / "bench"
-    if bench_decode.load_cached(base) is None:
-        print(f"generating {base} ...", file=sys.stderr)
-        bench_decode.generate(base, 3, args.size_mb, os.cpu_count() or 1)
+    base = decode_archive(args.size_mb, 3)
+    base_v2 = decode_archive(args.size_mb, 2)
+    interp_base = interp_archive(args.size_mb)
     scratch = Path(tempfile.mkdtemp(prefix="pcpconform-run-all-"))
-    rows = [
-        Row("pmdumplog -a", ["pmdumplog", "-a", str(base)]),
-        Row("pcpconform dump --format jsonl", [tool, "dump", "--format", "jsonl", str(base)],
-            "pmdumplog -a", ">= 1.0x"),
-        Row("pcpconform dump --format text", [tool, "dump", str(base)], "pmdumplog -a", ">= 1.0x"),
-        Row("pcpconform rebuild", [tool, "rebuild", "-q", str(base), str(scratch / "again")],
-            "pcpconform dump --format jsonl", ">= 0.67x (within 1.5x)"),
-        Row("pmlogcheck", ["pmlogcheck", str(base)]),
-        Row("pcpconform check", [tool, "check", "--quiet", str(base)], "pmlogcheck", ""),
-        *interp_rows(args.size_mb, args.fetches, tool),
-        Row("start-up: pcpconform --version", [tool, "--version"]),
-        Row("start-up: import pcpconform.cli.dump",
-            [sys.executable, "-c", "import pcpconform.cli.dump"]),
-    ]
     try:
+        try:
+            interp = interp_rows(interp_base, args.fetches, tool)
+        except bench_interp.CBuildError as exc:
+            print(f"run_all: cannot build the C reference: {exc}", file=sys.stderr)
+            return 2
+        rows = [
+            Row("pmdumplog -a", ["pmdumplog", "-a", str(base)]),
+            Row("pcpconform dump --format jsonl", [tool, "dump", "--format", "jsonl", str(base)],
+                "pmdumplog -a", ">= 1.0x"),
+            Row("pcpconform dump --format text", [tool, "dump", str(base)], "pmdumplog -a", ">= 1.0x"),
+            Row("pcpconform rebuild", [tool, "rebuild", "-q", str(base), str(scratch / "again")],
+                "pcpconform dump --format jsonl", ">= 0.67x (within 1.5x)"),
+            *check_rows(base, 3, tool),
+            *check_rows(base_v2, 2, tool),
+            *interp,
+            *derive_rows(interp_base, args.fetches, tool, scratch),
+            Row("start-up: pcpconform --version", [tool, "--version"]),
+            Row("start-up: import pcpconform.cli.dump",
+                [sys.executable, "-c", "import pcpconform.cli.dump"]),
+        ]
         for _ in range(args.repeat):
             for row in rows:
                 if row.failed is None:
                     row.run()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    best = {r.label: (min(r.wall), min(r.cpu)) for r in rows if r.wall and r.failed is None}
     print(f"python {platform.python_version()}, {tool_version(['pmdumplog', '--version'])}, "
           f"{tool_version([tool, '--version'])}, {os.cpu_count()} CPUs, load "
-          f"{os.getloadavg()[0]:.1f}; best of {args.repeat}, {args.size_mb:g} MB archives")
-    print(f"{'command':38} {'wall s':>7} {'cpu s':>7} {'vs':32} {'wall x':>7} {'cpu x':>7}  target")
-    for r in rows:
-        if r.failed is not None or r.label not in best:
-            print(f"{r.label:38} FAILED: {r.failed}")
-            continue
-        wall, cpu = best[r.label]
-        ratio = ""
-        if r.reference in best:
-            ref_wall, ref_cpu = best[r.reference]
-            ratio = f"{ref_wall / wall:6.2f}x {ref_cpu / cpu if cpu else 0:6.2f}x"
-        print(f"{r.label:38} {wall:7.2f} {cpu:7.2f} {r.reference or '(reference)':32} "
-              f"{ratio:15}  {r.target}")
+          f"{os.getloadavg()[0]:.1f}; best of {args.repeat}, {args.size_mb:g} MB archives, "
+          f"{args.fetches} fetches")
+    print("\n".join(table(rows)))
     return 1 if any(r.failed for r in rows) else 0
 
 
