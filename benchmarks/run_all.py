@@ -22,6 +22,7 @@ command fails. Peak memory is ``bench_memory.py``'s job.
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import platform
 import resource
@@ -161,6 +162,37 @@ def derive_rows(base: Path, fetches: int, tool: str, scratch: Path) -> list[Row]
     ]
 
 
+def verify_interp(base: Path, fetches: int, count: int = 10) -> list[str]:
+    """The oracle's replay against interp_loop's: value by value at 2 x ``count`` fetches,
+    at every fetch by checksum (bench_interp.verify); the differences."""
+    from pcpconform.io.archive import Archive
+    from pcpconform.oracles.interp.replay import Replay
+
+    archive, start, delta, _ = bench_interp.schedule(base, fetches)
+    pmids = [int(d.pmid) for d in archive.descs()]
+    samples = Replay(Archive(base), pmids, rules="pcp-6.0").schedule(start, delta, fetches)
+    return bench_interp.verify(bench_interp.build_c_loop(), base, pmids, samples, start, delta,
+                               fetches, count)[2]
+
+
+def derive_columns(pmrep_row: Row, derive_row: Row) -> tuple[dict[str, int], dict[str, int]]:
+    """Values per (metric, instance) in pmrep's CSV and in derive's: equal when both
+    evaluated the same metrics over the same schedule."""
+    assert pmrep_row.argv is not None and derive_row.argv is not None
+    outs = [subprocess.run(r.argv, capture_output=True, text=True, check=True, env=r.env).stdout
+            for r in (pmrep_row, derive_row)]
+    theirs: dict[str, int] = {}
+    pm = list(csv.reader(outs[0].splitlines()))
+    for row in pm[1:]:
+        for name, cell in zip(pm[0][1:], row[1:]):
+            theirs[name] = theirs.get(name, 0) + (cell != "")
+    ours: dict[str, int] = {}
+    for rec in csv.DictReader(outs[1].splitlines()):
+        name = f"{rec['metric']}-{rec['instance']}" if rec["instance"] else rec["metric"]
+        ours[name] = ours.get(name, 0) + (rec["value"] != "")
+    return theirs, ours
+
+
 def check_rows(base: Path, version: int, tool: str) -> list[Row]:
     ref = f"pmlogcheck v{version}"
     return [Row(ref, ["pmlogcheck", str(base)]),
@@ -235,6 +267,18 @@ def main(argv: list[str] | None = None) -> int:
             Row("start-up: import pcpconform.cli.dump",
                 [sys.executable, "-c", "import pcpconform.cli.dump"]),
         ]
+        same_work = verify_interp(interp_base, args.fetches)
+        pmrep_derived, derived = next(r for r in rows if r.label == "pmrep -r -o csv, derived"), \
+            next(r for r in rows if r.label == "pcpconform derive --format csv")
+        theirs, ours = derive_columns(pmrep_derived, derived)
+        if theirs != ours:
+            same_work.append(f"derive: values per column differ: pmrep {sorted(theirs.items())[:3]} "
+                             f"derive {sorted(ours.items())[:3]}")
+        for diff in same_work:
+            print(f"NOT THE SAME WORK: {diff}")
+        if not same_work:
+            print(f"verified: the oracle's replay == interp_loop.c's (libpcp); derive and pmrep "
+                  f"give {sum(ours.values())} values in the same {len(ours)} columns", file=sys.stderr)
         for _ in range(args.repeat):
             for row in rows:
                 if row.failed is None:
@@ -246,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f}; best of {args.repeat}, {args.size_mb:g} MB archives, "
           f"{args.fetches} fetches")
     print("\n".join(table(rows)))
-    return 1 if any(r.failed for r in rows) else 0
+    return 1 if same_work or any(r.failed for r in rows) else 0
 
 
 if __name__ == "__main__":

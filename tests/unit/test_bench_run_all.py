@@ -131,3 +131,24 @@ def test_verification_reports_a_picked_fetch_value_by_value(c_replay: Any) -> No
 def test_a_missing_compiler_is_a_build_error_not_a_fallback(tmp_path: Path) -> None:
     with pytest.raises(bench_interp.CBuildError, match="no C compiler"):
         bench_interp.build_c_loop(cc="no-such-cc-here", out=tmp_path / "x")
+
+
+def _printing(text: str) -> list[str]:
+    return [sys.executable, "-c", f"import sys; sys.stdout.write({text!r})"]
+
+
+PMREP_CSV = 'Time,"m.a-sda","m.a-sdb","m.b"\n2023-11-14 22:13:21,1,2,0.5\n2023-11-14 22:13:49,,4,0.6\n'
+DERIVE_CSV = ("time,metric,pmid,inst,instance,value,reason\n"
+              "1.0,m.a,511.0.1,0,sda,1,\n1.0,m.a,511.0.1,1,sdb,2,\n1.0,m.b,511.0.2,-1,,0.5,\n"
+              "2.0,m.a,511.0.1,0,sda,,counter across mark\n2.0,m.a,511.0.1,1,sdb,4,\n"
+              "2.0,m.b,511.0.2,-1,,0.6,\n")
+
+
+def test_derive_columns_count_values_per_metric_instance_in_both_csvs() -> None:
+    theirs, ours = run_all.derive_columns(run_all.Row("pmrep", _printing(PMREP_CSV)),
+                                          run_all.Row("derive", _printing(DERIVE_CSV)))
+    assert theirs == ours == {"m.a-sda": 1, "m.a-sdb": 2, "m.b": 2}
+    one_less = DERIVE_CSV.replace("2.0,m.b,511.0.2,-1,,0.6,", "2.0,m.b,511.0.2,-1,,,no prior")
+    theirs, ours = run_all.derive_columns(run_all.Row("pmrep", _printing(PMREP_CSV)),
+                                          run_all.Row("derive", _printing(one_less)))
+    assert theirs != ours
