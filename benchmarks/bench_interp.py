@@ -582,6 +582,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.fetches < 2:
         ap.error("--fetches must be at least 2")
 
+    try:
+        binary = build_c_loop()
+    except CBuildError as exc:
+        print(f"bench_interp: cannot build the C reference: {exc}", file=sys.stderr)
+        return 2
     key = f"{args.size_mb:g}".replace(".", "p")
     base = ROOT / "build" / "bench" / f"interp-{key}mb-v{args.version}" / "bench"
     info = None if args.regenerate else load_cached(base)
@@ -599,11 +604,6 @@ def main(argv: list[str] | None = None) -> int:
     ninst = sum(len(archive.instances(d.indom)) if not d.indom.is_null else 1 for d in descs)
     count = args.fetches
 
-    try:
-        binary = build_c_loop()
-    except CBuildError as exc:
-        print(f"bench_interp: cannot build the C reference: {exc}", file=sys.stderr)
-        return 2
     oracle = Oracle(base, pmids, start, delta, count)
     c_loop = CLoop(c_loop_argv(binary, base, pmids, start, delta, count))
     libpcp = Libpcp(base, pmids, start, delta, count)

@@ -241,17 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=20.0)
     ap.add_argument("--fetches", type=int, default=2000)
     args = ap.parse_args(argv)
+    try:
+        bench_interp.build_c_loop()
+    except bench_interp.CBuildError as exc:
+        print(f"run_all: cannot build the C reference: {exc}", file=sys.stderr)
+        return 2
     tool = console_script()
     base = decode_archive(args.size_mb, 3)
     base_v2 = decode_archive(args.size_mb, 2)
     interp_base = interp_archive(args.size_mb)
     scratch = Path(tempfile.mkdtemp(prefix="pcpconform-run-all-"))
     try:
-        try:
-            interp = interp_rows(interp_base, args.fetches, tool)
-        except bench_interp.CBuildError as exc:
-            print(f"run_all: cannot build the C reference: {exc}", file=sys.stderr)
-            return 2
+        interp = interp_rows(interp_base, args.fetches, tool)
         rows = [
             Row("pmdumplog -a", ["pmdumplog", "-a", str(base)]),
             Row("pcpconform dump --format jsonl", [tool, "dump", "--format", "jsonl", str(base)],

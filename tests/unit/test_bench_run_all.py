@@ -152,3 +152,12 @@ def test_derive_columns_count_values_per_metric_instance_in_both_csvs() -> None:
     theirs, ours = run_all.derive_columns(run_all.Row("pmrep", _printing(PMREP_CSV)),
                                           run_all.Row("derive", _printing(one_less)))
     assert theirs != ours
+
+
+@pytest.mark.parametrize("script", ["run_all", "bench_interp"])
+def test_without_a_compiler_the_benchmark_says_so_and_exits_2(
+        script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CC", "no-such-cc-here")
+    assert {"run_all": run_all, "bench_interp": bench_interp}[script].main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot build the C reference: no C compiler" in err
