@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -60,6 +61,9 @@ class Report:
     bytes_checked: int = 0
     #: "FILE: reason" when the OS would not let the check read a file; nothing else counts
     os_error: str | None = None
+    #: how many results each path of the result checks took: "columns" (a learned shape,
+    #: check/columns.py) or the reference path, by ``Fallback`` reason
+    result_paths: Counter[str] = field(default_factory=Counter)
 
     def add(self, code: str, file: str, message: str, *, record: int | None = None,
             offset: int | None = None, field: str | None = None, metric: str | None = None,

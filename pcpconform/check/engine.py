@@ -37,13 +37,14 @@ DEFAULT_DECOMPRESS_LIMIT = 8 << 30
 
 
 def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None = None,
-                  decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT) -> Report:
-    """Check one archive (base name or any of its files); never raises for bad input."""
+                  decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT, columns: bool = True) -> Report:
+    """Check one archive (base name or any of its files); never raises for bad input.
+    ``columns=False`` checks every result on the reference path (the same findings)."""
     base = Path(path)
     report = Report(str(base), max_diagnostics=max_diagnostics)
     started = time.perf_counter()
     try:
-        _run(Context(base, report, decompress_limit))
+        _run(Context(base, report, decompress_limit, columns))
     except (DiagnosticLimit, OsFailure):
         pass
     except Exception as exc:  # a bug of ours must not look like a clean archive

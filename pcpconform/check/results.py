@@ -1,13 +1,15 @@
 """Data volumes: result records, their framing, times and marks (FMT-RESULT, FMT-FRAME-5).
 
-Results go through the bulk decoder; a result it finds canonical (the writer's layout) is
-known to satisfy the per-value storage rules, so only instances, times and counters are
-checked for it (values.py), while any other result is also walked field by field
-(structure.py).
+A result whose layout repeats a clean earlier one is checked on that shape's columns
+(columns.py); any other goes the reference path: the bulk decoder, and a result it finds
+canonical (the writer's layout) is known to satisfy the per-value storage rules, so only
+instances, times and counters are checked for it (values.py), while any other result is
+also walked field by field (structure.py). Both paths report the same findings.
 """
 
 from __future__ import annotations
 
+from pcpconform.check.columns import ResultColumns
 from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
@@ -15,7 +17,7 @@ from pcpconform.check.values import ValueChecks
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import LABEL_SIZE, structs
-from pcpconform.io.bulk import decode_result
+from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["check_volume"]
@@ -32,14 +34,26 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     types = {pmid: d.type for pmid, d in ctx.st.descs.items()}
     count = 0
     end = LABEL_SIZE[version]
+    columns = ResultColumns(ctx, values, version) if ctx.columns else None
+    diagnostics = ctx.report.diagnostics
     try:
         for rec in comp.records():
             count += 1
             end = rec.offset + len(rec.data)
-            info.offsets.append(rec.offset)
-            _result(ctx, values, rec, version, types, info)
+            if columns is None:
+                info.offsets.append(rec.offset)
+                _result(ctx, values, rec, version, types, info)
+            elif not columns.check(rec, info):
+                columns.flush()
+                info.offsets.append(rec.offset)
+                found = len(diagnostics)
+                res = _result(ctx, values, rec, version, types, info)
+                columns.learn(rec, res, len(diagnostics) == found)
     except FormatError as exc:
         ctx.reader_error(exc)
+    finally:
+        if columns is not None:
+            columns.flush()
     if comp.trailing:
         ctx.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
                 "the last record", offset=end)
@@ -54,7 +68,8 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
 
 
 def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, types: dict[int, int],
-            info: VolumeInfo) -> None:
+            info: VolumeInfo) -> DecodedResult | None:
+    """The reference path: check one result; the decoded result, or None if it does not decode."""
     st, f, i = ctx.st, rec.file, rec.index
     if len(rec.data) % 4:
         ctx.add("frame.align", f, f"record length {len(rec.data)} is not a multiple of 4",
@@ -66,7 +81,7 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
         ctx.add(code, f, exc.message, record=i, offset=exc.location.offset, field=exc.location.field)
         walk_result(ctx, rec, version)
         st.counters.clear()  # an unreadable record is a gap, as libpcp sees it
-        return
+        return None
     stamp = res.timestamp
     ctx.result_stamp = (f, i, stamp)
     ns = stamp.total_nsec()
@@ -85,8 +100,9 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
         if len(rec.data) != structs(version).mark_size:
             ctx.add("result.mark-size", f, f"a mark of {len(rec.data)} bytes", record=i, offset=rec.offset)
         st.counters.clear()  # counters restart after a gap
-        return
+        return res
     if not res.canonical:
         walk_result(ctx, rec, version)
     for k, vs in enumerate(res.vsets):
         values.check(rec, k, vs, stamp)
+    return res

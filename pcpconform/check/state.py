@@ -64,10 +64,12 @@ class ArchiveState:
 class Context:
     """One archive being checked: its state, its report and the labels seen so far."""
 
-    def __init__(self, base: Path, report: Report, decompress_limit: int) -> None:
+    def __init__(self, base: Path, report: Report, decompress_limit: int, columns: bool = True) -> None:
         self.base = base
         self.report = report
         self.decompress_limit = decompress_limit
+        #: check results on learned shapes (columns.py) where they repeat
+        self.columns = columns
         self.st = ArchiveState()
         #: file name -> (archive version, parsed label), in the order the files were opened
         self.labels: dict[str, tuple[int, Any]] = {}

@@ -21,12 +21,17 @@ from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
 from pcpconform.io.bulk import DecodedValueSet
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["ValueChecks", "check_block"]
+__all__ = ["ValueChecks", "check_block", "is_counter"]
 
 # PMAPI error codes (PM_ERR_* from -12345 down, and -errno) that numval < 0 may carry
 _PLAUSIBLE_ERR = range(-12345 - 8999, 0)
 _SEM_COUNTER = 1
 _NUMERIC = range(PmType.I32, PmType.DOUBLE + 1)   # 32, U32, 64, U64, FLOAT, DOUBLE
+
+
+def is_counter(info: tuple[int, int, int | None]) -> bool:
+    """Whether a metric's (type, sem, indom) calls for the counter check."""
+    return info[1] == _SEM_COUNTER and info[0] in _NUMERIC
 
 
 class ValueChecks:
@@ -63,6 +68,13 @@ class ValueChecks:
         until = stamps[pos] if pos < len(stamps) else 1 << 127
         self._members_cache[indom] = (stamps[pos - 1], until, history[pos - 1][1])
         return history[pos - 1][1]
+
+    def members_span(self, indom: int, ns: int) -> tuple[int, int] | None:
+        """The times [from, until) over which ``members(indom, ns)`` gives the same set."""
+        if self.members(indom, ns) is None:
+            return None
+        since, until, _ = self._members_cache[indom]
+        return since, until
 
     def check(self, rec: RawRecord, k: int, vs: DecodedValueSet, stamp: Timestamp) -> None:
         """Check value set ``k`` of a result decoded from ``rec``."""

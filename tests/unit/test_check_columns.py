@@ -1,0 +1,170 @@
+"""The validator's result columns (check/columns.py): the same report as the reference path,
+taken on the benchmark shape, and every planted value defect still found."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from pcpconform.check import columns as columns_module
+from pcpconform.check.engine import check_archive
+from pcpconform.check.rules import RULES
+from pcpconform.format.pmtypes import PmID
+from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset
+from pcpconform.io.reader import Component
+
+ROOT = Path(__file__).resolve().parents[2]
+_VSET = struct.Struct(">Iii")       # pmid, numval, valfmt
+_WORD = struct.Struct(">I")
+
+
+def _cases() -> list[Path]:
+    bases = []
+    for case in sorted((ROOT / "corpus" / "cases").glob("*/*/case.json")):
+        archive = json.loads(case.read_text()).get("archive")
+        if archive:
+            bases.append(case.parent / archive)
+    return bases
+
+
+def _json(base: Path, columns: bool) -> dict[str, object]:
+    report = check_archive(base, columns=columns).to_json()
+    report.pop("seconds")
+    return report
+
+
+def test_every_corpus_archive_gets_the_reference_report() -> None:
+    bases = _cases()
+    assert len(bases) > 250
+    for base in bases:
+        assert _json(base, True) == _json(base, False), base.parent.name
+
+
+def _bench_archive(tmp: Path, version: int) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        bench_decode = importlib.import_module("bench_decode")
+    finally:
+        sys.path.pop(0)
+    base = tmp / f"v{version}" / "bench"
+    base.parent.mkdir()
+    bench_decode.generate(base, version, 0.3, 1)
+    return base
+
+
+@pytest.fixture(scope="module", params=[2, 3])
+def bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _bench_archive(tmp_path_factory.mktemp("columns"), request.param)
+
+
+def test_columns_taken_for_the_benchmark_shape(bench: Path) -> None:
+    report = check_archive(bench)
+    assert report.diagnostics == []
+    paths = report.result_paths
+    results = sum(paths.values())
+    assert results > 60
+    # a handful of layouts are learned (with and without the string, its lengths); the rest
+    # is checked on columns: a silent fallback would show here
+    assert set(paths) <= {"columns", "new-shape", "structure"}, paths
+    assert paths["columns"] >= 0.8 * results, paths
+
+
+def test_reference_path_takes_no_column(bench: Path) -> None:
+    assert check_archive(bench, columns=False).result_paths == {}
+
+
+# -- planted defects: each is found by the reference path and the columns alike --------------
+
+def _records(base: Path) -> list[tuple[int, bytes]]:
+    """(offset, bytes) of every result record of volume 0."""
+    with Component(Path(f"{base}.0")) as comp:
+        return [(rec.offset, rec.data) for rec in comp.records()]
+
+
+def _vsets(data: bytes, version: int) -> list[tuple[int, int, int, int]]:
+    """(pmid, numval, valfmt, offset of the vlist) of each value set of a result."""
+    pos, out = RESULT_HEADER_SIZE[version], []
+    for _ in range(struct.unpack_from(">i", data, pos - 4)[0]):
+        pmid, numval, valfmt = _VSET.unpack_from(data, pos)
+        out.append((pmid, numval, valfmt, pos + 12))
+        pos += 12 + 8 * numval
+    return out
+
+
+def _patch(base: Path, at: int, new: bytes, out: Path) -> Path:
+    out.mkdir()
+    for part in ("meta", "index", "0"):
+        data = bytearray(Path(f"{base}.{part}").read_bytes())
+        if part == "0":
+            data[at:at + len(new)] = new
+        (out / f"bench.{part}").write_bytes(bytes(data))
+    return out / "bench"
+
+
+def _version(base: Path) -> int:
+    return 3 if Path(f"{base}.0").read_bytes()[7] == 3 else 2
+
+
+def _counter_drop(base: Path) -> int:
+    offset, data = _records(base)[40]
+    pmid, numval, valfmt, vlist = _vsets(data, _version(base))[0]
+    assert (pmid, numval, valfmt) == (int(PmID("60.3.0")), 100, 1)     # network.interface.in.bytes
+    block = block_offset(_WORD.unpack_from(data, vlist + 8 * 7 + 4)[0])
+    return offset + block + 4
+
+
+def _time_back(base: Path) -> int:
+    return _records(base)[30][0] + 4
+
+
+def _unknown_inst(base: Path) -> int:
+    offset, data = _records(base)[20]
+    _pmid, _n, valfmt, vlist = _vsets(data, _version(base))[1]       # proc.psinfo.priority
+    assert valfmt == 0
+    return offset + vlist + 8 * 3
+
+
+def _string_nul(base: Path) -> int:
+    offset, data = _records(base)[25]
+    pmid, numval, valfmt, vlist = _vsets(data, _version(base))[-1]
+    assert (pmid, numval, valfmt) == (int(PmID("250.0.1")), 1, 1)      # syslog.last_message
+    block = block_offset(_WORD.unpack_from(data, vlist + 4)[0])
+    vlen = _WORD.unpack_from(data, block)[0] & 0xFFFFFF
+    return offset + block + vlen - 1
+
+
+def _fraction(base: Path) -> int:
+    return _records(base)[50][0] + (12 if _version(base) == 3 else 8)    # nsec / usec
+
+
+DEFECTS = {
+    # code: (where, new bytes)
+    "value.counter-decrease": (_counter_drop, b"\0" * 8),
+    "result.time-order": (_time_back, b"\0\0\0\1"),
+    "value.unknown-inst": (_unknown_inst, b"\0\x0f\xff\xff"),
+    "value.string-nul": (_string_nul, b"x"),
+    "time.fraction": (_fraction, b"\x7f\xff\xff\xff"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(DEFECTS))
+def test_planted_defect_found_on_both_paths(bench: Path, tmp_path: Path, code: str) -> None:
+    where, new = DEFECTS[code]
+    mutant = _patch(bench, where(bench), new, tmp_path / "mutant")
+    fast = _json(mutant, True)
+    assert fast == _json(mutant, False)
+    assert code in {d["code"] for d in fast["diagnostics"]}      # type: ignore[attr-defined]
+    assert code in RULES
+
+
+def test_a_column_check_left_out_shows(bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison is sharp: without the counter comparison the columns miss the drop."""
+    mutant = _patch(bench, _counter_drop(bench), b"\0" * 8, tmp_path / "mutant")
+    monkeypatch.setattr(columns_module, "_lt", lambda now, was: False)
+    assert _json(mutant, True) != _json(mutant, False)
+
