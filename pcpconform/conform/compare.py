@@ -13,9 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Difference", "compare_interp", "compare_derive", "compare_dump_content", "json_difference",
+import yaml
+
+__all__ = ["Difference", "WriterLatitude", "compare_interp", "compare_derive", "compare_dump_content",
+           "json_difference",
            "INTERP_SEM_CLAUSES"]
 
 
@@ -210,17 +214,83 @@ def compare_derive(expected: Mapping[str, Any] | None, diagnostics: list[str], g
 
 #: members of a dump line that say where a record is, not what it holds
 _LOCATION = ("file", "record", "offset")
+#: label members that describe the writing process and host, and the fixture keys that fix them
+_WRITER_LABEL = {"pid": "pid", "hostname": "hostname", "timezone": "timezone", "zoneinfo": "zoneinfo"}
 
 
-def _content(line: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in line.items() if k not in _LOCATION}
+@dataclass(frozen=True)
+class WriterLatitude:
+    """What a fixture leaves to the writer (CONF-WRITE-2): the label members it does not give
+    (``label``), and whether an instance domain may be written as full or delta records
+    (``indom_form``: the fixture does not set ``indom_records``)."""
+
+    label: frozenset[str] = frozenset()
+    indom_form: bool = False
+
+    @classmethod
+    def of_fixture(cls, path: Path) -> WriterLatitude:
+        """The latitude a fixture file leaves; none when it cannot be read as a mapping."""
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return cls()
+        if not isinstance(doc, dict):
+            return cls()
+        archive = doc.get("archive")
+        given = set(archive) if isinstance(archive, dict) else set()
+        return cls(frozenset(m for m, key in _WRITER_LABEL.items() if key not in given),
+                   "indom_records" not in given)
 
 
-def compare_dump_content(expected: list[dict[str, Any]], got: list[dict[str, Any]]) -> Difference | None:
+def _content(line: dict[str, Any], latitude: WriterLatitude) -> dict[str, Any]:
+    out = {k: v for k, v in line.items() if k not in _LOCATION}
+    if out.get("kind") == "label":
+        out = {k: v for k, v in out.items() if k not in latitude.label}
+    return out
+
+
+def _by_inst(item: tuple[Any, Any]) -> tuple[int, int, str]:
+    inst = item[0]
+    return (0, inst, "") if isinstance(inst, int) else (1, 0, str(inst))
+
+
+def _full_indoms(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each instance-domain line as the whole domain it leaves in force (a delta applied to
+    the domain's previous record, FMT-INDOM-8), sorted by instance, without ``tag`` and
+    ``delta``: full and delta records of the same domains compare equal (FMT-PMI-2)."""
+    now: dict[str, dict[Any, Any]] = {}
+    out = []
+    for line in lines:
+        if line.get("kind") != "indom":
+            out.append(line)
+            continue
+        domain = now.setdefault(str(line.get("indom")), {})
+        if not line.get("delta"):
+            domain.clear()
+        for inst in line.get("instances") or []:
+            if not isinstance(inst, dict):
+                continue
+            if line.get("delta") and inst.get("name") is None:
+                domain.pop(inst.get("inst"), None)
+            else:
+                domain[inst.get("inst")] = inst.get("name")
+        full = {k: v for k, v in line.items() if k not in ("tag", "delta")}
+        full["instances"] = [{"inst": i, "name": n} for i, n in sorted(domain.items(), key=_by_inst)]
+        out.append(full)
+    return out
+
+
+def compare_dump_content(expected: list[dict[str, Any]], got: list[dict[str, Any]],
+                         latitude: WriterLatitude | None = None) -> Difference | None:
     """Two dumps as content: every line but the index's (whose offsets depend on the layout),
-    without the members that locate a record (CONF-WRITE-1); line numbers are 1-based."""
-    want = [(n, _content(d)) for n, d in enumerate(expected, 1) if d.get("kind") != "index"]
-    have = [(n, _content(d)) for n, d in enumerate(got, 1) if d.get("kind") != "index"]
+    without the members that locate a record (CONF-WRITE-1) and what ``latitude`` leaves to
+    the writer (CONF-WRITE-2); line numbers are 1-based."""
+    latitude = latitude or WriterLatitude()
+    want = [(n, _content(d, latitude)) for n, d in enumerate(expected, 1) if d.get("kind") != "index"]
+    have = [(n, _content(d, latitude)) for n, d in enumerate(got, 1) if d.get("kind") != "index"]
+    if latitude.indom_form:
+        want = list(zip([n for n, _ in want], _full_indoms([d for _, d in want])))
+        have = list(zip([n for n, _ in have], _full_indoms([d for _, d in have])))
     for (wn, w), (gn, g) in zip(want, have):
         diff = json_difference(w, g)
         if diff is not None:

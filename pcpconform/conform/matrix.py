@@ -105,6 +105,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
               impls=("libpcp-6.0.3", "libpcp-6.3")),
     Deviation("IMPL-LABEL-1", "pmGetInstancesLabels answers with the first of two instances label-set records "
               "of one indom at one time", "reader", _both("types")),
+    Deviation("IMPL-WRITE-2", "libpcp_import writes its own process id in the labels; it has no call to set one",
+              "writer", _both("example")),
+    Deviation("IMPL-WRITE-3", "libpcp_import has no call to remove an instance: a domain only grows", "writer",
+              _both("lifetimes")),
     Deviation("IMPL-COMPRESS-1", "libpcp 6.0.3 cannot open .zst components (read since 6.3.2, FMT-COMPRESS-2)",
               "validator", ("compress-zst-v3",), impls=("libpcp-6.0.3",)),
     Deviation("IMPL-COMPRESS-1", "libpcp 6.0.3 cannot open .zst components (read since 6.3.2, FMT-COMPRESS-2)",

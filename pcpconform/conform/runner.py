@@ -187,7 +187,8 @@ def skip_reason(unit: Unit | Case, suite: str | None, caps: Capabilities) -> str
         missing = [v for v in case.data["archive_versions"] if v not in caps.archive_versions]
         if missing:
             return f"the implementation does not read archive version {', '.join(map(str, missing))}"
-    tags = [t for t in case.data.get("tags", ()) if t in caps.unsupported]
+    # a tag the implementation names alone, or as SUITE/TAG for one suite (CONF-CAP-1)
+    tags = [t for t in case.data.get("tags", ()) if t in caps.unsupported or f"{suite}/{t}" in caps.unsupported]
     if tags:
         return f"the implementation does not handle {', '.join(tags)}"
     options = [o for o in case.data.get("check_options", {}) if o not in caps.options]

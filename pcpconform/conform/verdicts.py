@@ -18,6 +18,7 @@ from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.conform.compare import (
     Difference,
+    WriterLatitude,
     compare_derive,
     compare_dump_content,
     compare_interp,
@@ -261,7 +262,7 @@ def grade_writer(case: Case, outcome: Outcome, timeout: float, written: Path, ex
         return result
     want = [json.loads(line) for line in expected.decode("utf-8").splitlines()]
     got = [json.loads(line) for line in dump.decode("utf-8").splitlines()]
-    diff = compare_dump_content(want, got)
+    diff = compare_dump_content(want, got, WriterLatitude.of_fixture(case.path / str(case.data["fixture"])))
     if diff is None:
         result.detail = "the same content as the expected archive, in another layout"
         return result

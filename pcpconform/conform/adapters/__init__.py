@@ -51,8 +51,8 @@ def _kit_present() -> bool:
 def _libpcp(target: LibpcpTarget, where: str) -> BuiltinAdapter:
     return BuiltinAdapter(
         target.name, f"libpcp {target.version_prefix}x ({where}): pmlogcheck as validator, "
-        "the PMAPI as reader (pmFetchArchive ...), interp (PM_MODE_INTERP) and derive (pmLoadDerivedConfig), "
-        "mmvdump as MMV validator",
+        "the PMAPI as reader (pmFetchArchive ...), libpcp_import (pmi) as writer, interp (PM_MODE_INTERP) and "
+        "derive (pmLoadDerivedConfig), mmvdump as MMV validator",
         # run as a file, not with -m: importing the package pcpconform.conform would cost each case
         (sys.executable, str(Path(libpcp.__file__)), "--target", target.name),
         target.available)

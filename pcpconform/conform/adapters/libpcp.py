@@ -5,6 +5,7 @@ one-shot form) whose answers come from a real libpcp, run under that PCP's own P
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 validator|reader BASE
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 interp BASE REQUEST
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 derive BASE REQUEST
+    python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 writer FIXTURE OUT_BASE VERSION
     python pcpconform/conform/adapters/libpcp.py --target libpcp-6.3 mmv-validator FILE
 
 The work under PCP is done by ``libpcp_script.py`` (standalone, PCP's bindings only). For
@@ -28,6 +29,10 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
   those that bound; descriptors and values are libpcp's, instance names, the reason for a
   missing value and a masked metric's own descriptor the kit's (IMPL-DERIVE-1). Each libpcp answers its own profile
   (``profiles`` in the capabilities: 6.0.3 pcp-6.0, 6.3 pcp-6.3, 7 pcp-7).
+* writer: libpcp_import (``pmi_write.py``, run under that PCP's Python like the script) writes
+  the fixture as ``pmi_fixture.fixture_to_pmi`` passes it on; for a chroot the archive is
+  written there and its files are copied back beside OUT_BASE (IMPL-WRITE-1). The case tags
+  of what pmi cannot write are unsupported in the writer suite alone (``writer/TAG``).
 * mmv-validator: mmvdump's exit status (0: valid; IMPL-MMV-1). mmv-reader is not offered:
   the MMV PMDA's view of a file (under dbpmda) is not the dump CONF-MMV-2 asks for.
 """
@@ -51,7 +56,8 @@ from typing import Any
 
 from pcpconform.errors import PcpConformError
 
-__all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "PMI_WRITE", "FROM_LIBPCP", "merge_reader", "reader_queries", "main"]
+__all__ = ["LibpcpTarget", "TARGETS", "SCRIPT", "PMI_WRITE", "WRITER_UNSUPPORTED", "FROM_LIBPCP", "merge_reader",
+           "reader_queries", "main"]
 
 SCRIPT = Path(__file__).with_name("libpcp_script.py")
 #: the archive writer through libpcp_import (pmi), run under the PCP's own Python too
@@ -87,10 +93,13 @@ class LibpcpTarget:
         return _probe(self)
 
     def run_script(self, args: Sequence[str], files: Iterable[Path] = (),
-                   timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
-        """``libpcp_script.py ARGS`` under this PCP. An argument naming one of ``files`` (or
-        an archive base name beside them) is mapped into the chroot."""
-        argv = [self.python, "-E", "-s", str(SCRIPT), *args]
+                   timeout: float | None = None, *, script: Path = SCRIPT,
+                   outputs: Sequence[Path] = ()) -> subprocess.CompletedProcess[bytes]:
+        """``SCRIPT ARGS`` (default ``libpcp_script.py``) under this PCP. An argument naming
+        one of ``files`` (or an archive base name beside them) or one of ``outputs`` (archive
+        base names the script writes) is mapped into the chroot; the files written there
+        under an output's name are copied back beside it."""
+        argv = [self.python, "-E", "-s", str(script), *args]
         if self.root is None:
             return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
         _remove_stale(self.root / "tmp")
@@ -99,15 +108,21 @@ class LibpcpTarget:
         try:
             os.chmod(host_dir, 0o755)
             parents = set()
-            for f in [SCRIPT, *files]:
+            for f in [script, *files]:
                 shutil.copyfile(f, host_dir / f.name)
                 parents.add(f.parent)
+            outs = {str(o) for o in outputs}
             # a path beside the copied files (one of them, or an archive's base name) is mapped
-            inner_argv = [f"{inner}/{Path(a).name}" if a.startswith("/") and Path(a).parent in parents else a
-                          for a in argv]
+            inner_argv = [f"{inner}/{Path(a).name}" if a.startswith("/") and (Path(a).parent in parents or a in outs)
+                          else a for a in argv]
             env = [f"PATH={_CHROOT_PATH}", "LANG=C.UTF-8", "HOME=/root"]
             chroot_argv = ["chroot", str(self.root), "/usr/bin/env", "-i", *env, *inner_argv]
-            return subprocess.run(chroot_argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+            proc = subprocess.run(chroot_argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+            for out in map(Path, outputs):
+                for produced in host_dir.iterdir():
+                    if produced.name.startswith(out.name + ".") and produced.is_file():
+                        shutil.copyfile(produced, out.parent / produced.name)
+            return proc
         finally:
             shutil.rmtree(host_dir, ignore_errors=True)
 
@@ -421,6 +436,30 @@ def _derive(target: LibpcpTarget, base: Path, request_path: Path) -> int:
     return 0
 
 
+def _writer(target: LibpcpTarget, fixture_path: Path, out_base: Path, version: int) -> int:
+    """libpcp_import of this PCP writes the fixture (``pmi_write.py``, its calls in the order
+    ``generate`` follows) at ``out_base`` (IMPL-WRITE-1)."""
+    from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
+    from pcpconform.fixtures.fixture import load_fixture
+
+    try:
+        doc = fixture_to_pmi(load_fixture(fixture_path), version)
+    except (PcpConformError, ValueError) as exc:     # not a fixture, or asking what pmi has no call for
+        print(f"{target.name}: libpcp_import cannot be asked to write this fixture: {exc}", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix=_PREFIX) as tmp:
+        request = Path(tmp) / "pmi-fixture.json"
+        request.write_text(json.dumps(doc), encoding="utf-8")
+        proc = target.run_script([str(request), str(out_base)], [request], script=PMI_WRITE, outputs=[out_base])
+    return _pass_on(proc)
+
+
+#: case tags of what libpcp_import has no call to write (IMPL-WRITE-1): events (pmiPutValue
+#: takes a string per value), aggregates (pmiAddMetric refuses the type), volume switches on
+#: request and delta instance-domain records asked for by the fixture
+WRITER_UNSUPPORTED = ("events", "highres-events", "type:event", "type:highres-event", "type:aggregate",
+                      "type:aggregate-static", "multi-volume", "delta-indom")
+
 #: the derive profile each libpcp is (DERIVE-VER-1)
 PROFILES = {"libpcp-6.0.3": "pcp-6.0", "libpcp-6.3": "pcp-6.3", "libpcp-7": "pcp-7"}
 #: the interpolation rule set each libpcp follows (INTERP-VER-1)
@@ -435,6 +474,8 @@ def _capabilities(target: LibpcpTarget) -> int:
     caps["name"] = target.name
     caps["rules"] = [RULES.get(target.name, "pcp-6.3")]
     caps["profiles"] = [PROFILES[target.name]]
+    if "writer" in caps.get("suites", []):
+        caps["unsupported"] = [f"writer/{tag}" for tag in WRITER_UNSUPPORTED]      # that suite's only
     # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
     caps["reader_from_libpcp"] = {k: list(v) for k, v in FROM_LIBPCP.items()}
     print(json.dumps(caps))
@@ -444,7 +485,7 @@ def _capabilities(target: LibpcpTarget) -> int:
 def main(argv: Sequence[str]) -> int:
     usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
              "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST | derive BASE REQUEST "
-             "| mmv-validator FILE)")
+             "| writer FIXTURE OUT_BASE VERSION | mmv-validator FILE)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
@@ -462,6 +503,8 @@ def main(argv: Sequence[str]) -> int:
             return _reader(target, Path(rest[1]).absolute())
         if len(rest) == 3 and rest[0] == "interp":
             return _interp(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
+        if len(rest) == 4 and rest[0] == "writer" and rest[3] in ("2", "3"):
+            return _writer(target, Path(rest[1]).absolute(), Path(rest[2]).absolute(), int(rest[3]))
         if len(rest) == 3 and rest[0] == "derive":
             return _derive(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
     except OSError as exc:          # the PCP, its chroot or the archive's directory is not there

@@ -460,8 +460,13 @@ def derive(base: str, request_path: str, config: str) -> int:
 def capabilities() -> int:
     version = pmapi.pmContext.pmGetConfig("PCP_VERSION")
     version = version.decode() if isinstance(version, bytes) else version
-    print(json.dumps({"name": "libpcp", "version": version,
-                      "suites": ["validator", "reader", "interp", "derive", "mmv-validator"],
+    suites = ["validator", "reader", "interp", "derive", "mmv-validator"]
+    try:        # the writer suite is pmi_write.py's, with libpcp_import's bindings
+        from pcp import pmi  # noqa: F401
+        suites.insert(2, "writer")
+    except ImportError:
+        pass
+    print(json.dumps({"name": "libpcp", "version": version, "suites": suites,
                       "archive_versions": [2, 3], "mmv_versions": [1, 2, 3]}))
     return 0
 
