@@ -2,8 +2,9 @@
 
 ``expand_inputs`` accepts base names, any file of an archive (compressed or not), MMV files
 and directories (searched recursively, by content: ``pcpconform.check.inputs``).
-``run_checks`` runs the checker on every archive, in this process or in a pool of worker
-processes, and returns the reports in input order.
+``run_checks`` runs the checker on every archive, in this process, in a pool of worker
+processes or on a Dask cluster (``pcpconform.check.distributed``), and returns the reports in
+input order: the same reports however they were run.
 
 The checker never raises for bad input; an exception out of it, or a worker process that
 dies, is a bug in pcpconform. No rule code describes that, so such an archive gets no
@@ -13,6 +14,7 @@ report: it is listed in :attr:`CheckResults.crashes`, and the command exits with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import traceback
@@ -24,14 +26,17 @@ from importlib import import_module
 from pathlib import Path
 
 from pcpconform.check.diagnostics import Report
+from pcpconform.check.distributed import Cluster, WorkerDied, worker_problem
 from pcpconform.check.inputs import component_files, expand
 from pcpconform.check.mmv import check_mmv_file, is_mmv_file
+from pcpconform.version import __version__
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]
 
 #: ``check(base, max_diagnostics)`` -> Report; must be a module-level function for jobs > 1.
 CheckFunction = Callable[[Path, "int | None"], Report]
+_DIED = "the worker process checking it died"
 
 @dataclass(frozen=True)
 class Crash:
@@ -72,6 +77,13 @@ def default_check(base: Path, max_diagnostics: int | None) -> Report:
     engine = import_module("pcpconform.check.engine")
     report: Report = engine.check_archive(base, max_diagnostics=max_diagnostics)
     return report
+
+
+def _check_remote(check: CheckFunction, base: Path, max_diagnostics: int | None, version: str,
+                  cwd: str) -> tuple[Report | None, str | None]:
+    """:func:`_check_one` on a Dask worker, once it is sure to see what this process sees."""
+    problem = worker_problem(version, cwd, [base])
+    return (None, problem) if problem else _check_one(check, base, max_diagnostics)
 
 
 def _describe(exc: BaseException) -> str:
@@ -134,19 +146,23 @@ def _isolate(check: CheckFunction, base: Path, max_diagnostics: int | None
         try:
             return pool.submit(_check_one, check, base, max_diagnostics).result()
         except BrokenProcessPool:
-            return None, "the worker process checking it died"
+            return None, _DIED
 
 
 def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None = None,
                progress: bool = False, *, check: CheckFunction | None = None,
-               on_report: Callable[[Report], None] | None = None) -> CheckResults:
+               on_report: Callable[[Report], None] | None = None,
+               dask: str | Cluster | None = None) -> CheckResults:
     """Check every archive; the reports come back in the order of ``bases``.
 
     ``jobs`` == 1 checks in this process; more uses that many worker processes (never more
     than there are archives). ``progress`` shows a bar on standard error. ``check`` replaces
     the real checker (tests); with ``jobs`` > 1 it must be a module-level function.
     ``on_report`` receives each report as soon as it and every one before it are done (so
-    output streams in input order, also with several jobs).
+    output streams in input order, also with several jobs). ``dask`` is the address of a Dask
+    scheduler (or a connected :class:`~pcpconform.check.distributed.Cluster`) to run the
+    checks on instead (``jobs`` is then the cluster's business); UsageError when it cannot
+    be reached.
     """
     check = check or default_check
     outcomes: list[tuple[Report | None, str | None]] = [(None, None)] * len(bases)
@@ -163,7 +179,14 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
             shown += 1
     workers = max(1, min(jobs, len(bases)))
     with _Progress(progress, len(bases)) as bar:
-        if workers == 1:
+        if dask is not None:
+            calls = [(check, base, max_diagnostics, __version__, os.getcwd()) for base in bases]
+            with contextlib.ExitStack() as stack:
+                cluster = dask if isinstance(dask, Cluster) else stack.enter_context(Cluster(dask))
+                for i, outcome in cluster.completed(_check_remote, calls):
+                    finished(i, (None, _DIED) if isinstance(outcome, WorkerDied) else outcome)
+                    bar.advance(bases[i])
+        elif workers == 1:
             for i, base in enumerate(bases):
                 finished(i, _check_one(check, base, max_diagnostics))
                 bar.advance(base)

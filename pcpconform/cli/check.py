@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from pathlib import Path
 
 from pcpconform.check import output
 from pcpconform.check.diagnostics import Report
+from pcpconform.check.distributed import Cluster
 from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
     CheckResults,
@@ -15,6 +18,8 @@ from pcpconform.check.runner import (
     run_checks,
 )
 from pcpconform.cli.output import opened_output
+from pcpconform.errors import UsageError
+from pcpconform.extra import MissingExtra, require
 
 __all__ = ["add_arguments", "run"]
 
@@ -33,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="stop checking an archive after N diagnostics")
     p.add_argument("-j", "--jobs", type=count_option(0), default=1, metavar="N",
                    help="check N archives at once (0: one per CPU; default 1)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="check on the Dask cluster whose scheduler is at ADDRESS (needs the 'dask' "
+                        "extra; the workers must see the same files at the same paths); the report "
+                        "is the same as a local run's")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar; text output lists diagnostics only")
 
@@ -51,6 +60,22 @@ def run(args: argparse.Namespace) -> int:
             print("pcpconform check: nothing to check", file=sys.stderr)
         return 2
     progress = not args.quiet and sys.stderr.isatty()
+    with contextlib.ExitStack() as stack:
+        # connected before any output, so an unreachable scheduler is one line and exit 2
+        cluster = stack.enter_context(_cluster(args.dask)) if args.dask is not None else None
+        return _check(args, targets, problems, progress, cluster)
+
+
+def _cluster(address: str) -> Cluster:
+    try:
+        require("distributed", "dask", "pcpconform check --dask")
+    except MissingExtra as exc:
+        raise UsageError(str(exc)) from None
+    return Cluster(address)
+
+
+def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], progress: bool,
+           cluster: Cluster | None) -> int:
     with opened_output(args.output) as out:
         stream = None
         if args.format == "text":   # streamed: each archive as soon as it is checked
@@ -63,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 stream.report(report)
 
         checked = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
-                             on_report=done)
+                             on_report=done, dask=cluster)
         for crash in checked.crashes:
             print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
         results = CheckResults([r for r in checked if not r.os_error], checked.crashes)

@@ -5,6 +5,7 @@ broke the protocol, 2 nothing could be run."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import shlex
@@ -13,12 +14,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pcpconform.check.distributed import Cluster
 from pcpconform.cli.output import opened_output
 from pcpconform.conform.protocol import SUITES
 from pcpconform.conform.report import FORMATS, write_report
 from pcpconform.conform.runner import DEFAULT_TIMEOUT, run_conformance
 from pcpconform.conform.verdicts import CaseResult
 from pcpconform.errors import UsageError
+from pcpconform.extra import MissingExtra, require
 
 __all__ = ["add_arguments", "run", "resolve_impl", "KIT_IMPL"]
 
@@ -48,6 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=tuple(FORMATS), default="text", help="the report's form")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE (default: standard output)")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="cases run at once (default: 1)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run the units on the Dask cluster whose scheduler is at ADDRESS instead of -j "
+                        "threads (needs the 'dask' extra; the workers need the corpus and the "
+                        "implementation at the same paths); the report is the same as a local run's")
     p.add_argument("-v", "--verbose", action="store_true", help="list passed and skipped cases too")
     if _run_matrix() is not None:
         p.add_argument("--matrix", action="store_true",
@@ -138,6 +145,15 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[int], None] | None, Cal
         yield start, advance
 
 
+def _cluster(address: str) -> Cluster:
+    """--dask: the scheduler, or a UsageError saying which extra is missing."""
+    try:
+        require("distributed", "dask", "pcpconform conform --dask")
+    except MissingExtra as exc:
+        raise UsageError(str(exc)) from None
+    return Cluster(address)
+
+
 def _matrix(args: argparse.Namespace) -> int:
     """``--matrix``: conform.matrix's run and renderings (markdown for text)."""
     matrix = importlib.import_module("pcpconform.conform.matrix")
@@ -155,15 +171,21 @@ def _matrix(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "matrix", False):
+        if args.dask is not None:
+            raise UsageError("--dask runs one --impl, not --matrix")
         return _matrix(args)
     if not args.impl:
         raise UsageError("--impl CMD is needed" + (" (or --matrix)" if _run_matrix() else ""))
     if len(args.impl) > 1:
         raise UsageError("one --impl at a time (several only with --matrix)")
-    with _progress(sys.stderr.isatty()) as (on_start, on_result):
-        report = run_conformance(args.corpus, resolve_impl(args.impl[0]), suites=args.suite or SUITES,
-                                 globs=args.cases, timeout=args.timeout, jobs=args.jobs,
-                                 persistent=args.persistent, progress=on_result, on_start=on_start)
+    impl = resolve_impl(args.impl[0])
+    with contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(_cluster(args.dask)) if args.dask is not None else None
+        with _progress(sys.stderr.isatty()) as (on_start, on_result):
+            report = run_conformance(args.corpus, impl, suites=args.suite or SUITES,
+                                     globs=args.cases, timeout=args.timeout, jobs=args.jobs,
+                                     persistent=args.persistent, progress=on_result, on_start=on_start,
+                                     dask=cluster)
     with opened_output(args.output) as out:
         write_report(report, out, args.format, verbose=args.verbose)
     return report.exit_status

@@ -7,7 +7,8 @@ The cases of each chosen suite are *units*: a case of the validator, reader or w
 suite, or one interp or derive expectation of a case (``CASE/ENTRY``). Each unit runs on a
 private copy of the case's files in a temporary directory of its own (CONF-RUN-1), with a
 per-unit timeout, in the one-shot form (a process per unit) or the persistent form (one
-process per worker, CONF-PERSIST-*); units run on ``jobs`` threads. After each unit the
+process per worker, CONF-PERSIST-*); units run on ``jobs`` threads, or on the workers of
+a Dask cluster (``dask``: the same results, in the same order). After each unit the
 runner checks that the implementation changed neither its input nor anything beside its
 directory nor the case in the corpus (CONF-ISO-1).
 """
@@ -25,6 +26,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pcpconform.check.distributed import Cluster, worker_problem
 from pcpconform.conform.manifest import Case, ManifestError, load_corpus
 from pcpconform.conform.persistent import Reply, Session
 from pcpconform.conform.protocol import (
@@ -420,19 +423,20 @@ def _from_reply(unit: Unit, reply: Reply, timeout: float, work: Path) -> CaseRes
 
 
 def run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float, *,
-             sessions: Sessions | None = None) -> CaseResult:
-    """One unit: skipped, or run on a private copy and graded (CONF-RUN-1..3, CONF-ISO-1)."""
+             sessions: Sessions | None = None, seq: int | None = None) -> CaseResult:
+    """One unit: skipped, or run on a private copy and graded (CONF-RUN-1..3, CONF-ISO-1).
+    ``seq`` is the persistent request's number (default: the next of ``sessions``)."""
     why = skip_reason(unit, None, caps)
     if why is not None:
         return CaseResult(unit.name, unit.suite, Verdict.SKIP, why)
     try:
-        return _run_unit(argv, unit, caps, timeout, sessions)
+        return _run_unit(argv, unit, caps, timeout, sessions, seq)
     except (OSError, json.JSONDecodeError) as exc:   # the corpus, not the implementation
         raise ManifestError(f"{unit.case.path}: cannot read the case's files: {exc}") from None
 
 
 def _run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float,
-              sessions: Sessions | None) -> CaseResult:
+              sessions: Sessions | None, seq: int | None) -> CaseResult:
     options = unit.case.data.get("check_options") if unit.suite == "validator" else None
     with tempfile.TemporaryDirectory(prefix="pcpconform-conform-", ignore_cleanup_errors=True) as tmp:
         home = Path(tmp)
@@ -451,7 +455,7 @@ def _run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: floa
                 return CaseResult(unit.name, unit.suite, Verdict.CRASH, f"cannot run {argv[0]}: {exc.strerror or exc}")
             result = _grade(unit, outcome, timeout, work)
         else:
-            request = {"cmd": "run", "seq": sessions.next_seq(), "case": unit.name, "suite": unit.suite,
+            request = {"cmd": "run", "seq": seq or sessions.next_seq(), "case": unit.name, "suite": unit.suite,
                        "dir": str(work), "args": args[1:], "options": options or {}}
             with sessions.one() as session:
                 reply = session.run(request, timeout)
@@ -465,14 +469,72 @@ def run_case(argv: Sequence[str], case: Case, suite: str, caps: Capabilities, ti
     return run_unit(argv, Unit(suite, case, case.id), caps, timeout)
 
 
+# -- on a Dask cluster ----------------------------------------------------------------------
+
+#: each worker process's persistent sessions, by run (one run's processes serve its units)
+_WORKER_SESSIONS: dict[str, Sessions] = {}
+_WORKER_LOCK = threading.Lock()
+
+
+def _worker_sessions(run: str, argv: Sequence[str], timeout: float) -> Sessions:
+    with _WORKER_LOCK:
+        found = _WORKER_SESSIONS.get(run)
+        if found is None:
+            root = Path(tempfile.mkdtemp(prefix="pcpconform-sessions-"))
+            found = _WORKER_SESSIONS[run] = Sessions(argv, root, timeout)
+        return found
+
+
+def _stop_worker_sessions(run: str) -> None:
+    """At the end of a run, on every worker: stop its processes (CONF-PERSIST-5)."""
+    with _WORKER_LOCK:
+        sessions = _WORKER_SESSIONS.pop(run, None)
+    if sessions is not None:
+        sessions.stop()
+        shutil.rmtree(sessions.root, ignore_errors=True)
+
+
+def _remote_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: float, run: str | None,
+                 seq: int, version: str, cwd: str) -> CaseResult:
+    """:func:`run_unit` on a Dask worker, in the persistent form when ``run`` names the run."""
+    problem = worker_problem(version, cwd, [unit.case.path / "case.json"])
+    if problem is not None:
+        raise UsageError(problem)
+    sessions = _worker_sessions(run, argv, timeout) if run is not None else None
+    return run_unit(argv, unit, caps, timeout, sessions=sessions, seq=seq)
+
+
+def _run_on_cluster(cluster: Cluster, argv: Sequence[str], units: Sequence[Unit], caps: Capabilities,
+                    timeout: float, persistent: bool, progress: Progress | None) -> list[CaseResult]:
+    """Every unit on the cluster; the results in unit order, as a local run gives them."""
+    run = uuid.uuid4().hex if persistent else None
+    calls = [(argv, unit, caps, timeout, run, k + 1, __version__, os.getcwd()) for k, unit in enumerate(units)]
+    results: list[CaseResult | None] = [None] * len(units)
+    try:
+        for i, got in cluster.completed(_remote_unit, calls):
+            unit = units[i]
+            result = got if isinstance(got, CaseResult) else \
+                CaseResult(unit.name, unit.suite, Verdict.CRASH, f"the Dask worker running it died ({got})")
+            results[i] = result
+            if progress is not None:
+                progress(result)
+    finally:
+        if run is not None:
+            cluster.on_every_worker(_stop_worker_sessions, run)
+    return [r for r in results if r is not None]
+
+
 def run_conformance(corpus: str | Path, impl: str, *, suites: Sequence[str] = SUITES,
                     globs: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
                     persistent: bool | None = None, progress: Progress | None = None,
-                    on_start: Callable[[int], None] | None = None) -> ConformReport:
+                    on_start: Callable[[int], None] | None = None,
+                    dask: str | Cluster | None = None) -> ConformReport:
     """Run the chosen units of ``corpus`` against the command ``impl`` (split by shell rules,
     run without a shell). ``persistent``: True the persistent form, False the one-shot form,
-    None the persistent form when the capabilities offer it. UsageError (exit 2) when
-    nothing can be run."""
+    None the persistent form when the capabilities offer it. ``dask``: the address of a Dask
+    scheduler (or a connected Cluster) to run the units on instead of ``jobs`` threads; the
+    workers need the corpus and the implementation at the same paths. UsageError (exit 2)
+    when nothing can be run."""
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     if jobs < 1:
@@ -491,6 +553,14 @@ def run_conformance(corpus: str | Path, impl: str, *, suites: Sequence[str] = SU
             caps = sessions.first()
         if on_start is not None:
             on_start(len(units))
+        if dask is not None:     # the handshake above gave the capabilities; workers start their own
+            if sessions is not None:
+                sessions.stop()
+            with contextlib.ExitStack() as stack:
+                cluster = dask if isinstance(dask, Cluster) else stack.enter_context(Cluster(dask))
+                results = _run_on_cluster(cluster, argv, units, caps, timeout, bool(persistent), progress)
+            return ConformReport(caps, results, "persistent" if persistent else "one-shot",
+                                 time.monotonic() - started, str(corpus))
 
         def one(unit: Unit) -> CaseResult:
             result = run_unit(argv, unit, caps, timeout, sessions=sessions)
