@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 
 from pcpconform.conform.adapters.libpcp import WRITER_UNSUPPORTED
-from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
+from pcpconform.conform.adapters.pmi_fixture import NO_PMI_TYPES, fixture_to_pmi
 from pcpconform.conform.compare import WriterLatitude, compare_dump_content
 from pcpconform.conform.manifest import Case, load_corpus
 from pcpconform.conform.protocol import Capabilities
 from pcpconform.conform.runner import select_units, skip_reason
 from pcpconform.fixtures.fixture import load_fixture
-from pcpconform.format.pmtypes import PmType
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = {c.id: c for c in load_corpus(ROOT / "corpus")}
@@ -40,16 +39,11 @@ def test_a_suite_qualified_tag_skips_that_suite_alone() -> None:
     assert skip_reason(units["writer"], None, _caps("reader/events")) is None
 
 
-#: value types libpcp_import has no call to write (pmiAddMetric refuses aggregates; an event
-#: array is no string for pmiPutValue)
-_NO_PMI = {PmType.EVENT, PmType.HIGHRES_EVENT, PmType.AGGREGATE, PmType.AGGREGATE_STATIC}
-
-
 def _pmi_cannot_write(case: Case) -> bool:
     """Whether the case's fixture asks for what pmi has no call for, read from the fixture
     itself (not from the tags): such a type, a volume switch, or a record form."""
     fixture = load_fixture(case.path / str(case.data["fixture"]))
-    if fixture.indom_records != "full" or any(m.type in _NO_PMI for m in fixture.metrics):
+    if fixture.indom_records != "full" or any(m.type in NO_PMI_TYPES for m in fixture.metrics):
         return True
     try:
         fixture_to_pmi(fixture)

@@ -439,14 +439,19 @@ def _derive(target: LibpcpTarget, base: Path, request_path: Path) -> int:
 def _writer(target: LibpcpTarget, fixture_path: Path, out_base: Path, version: int) -> int:
     """libpcp_import of this PCP writes the fixture (``pmi_write.py``, its calls in the order
     ``generate`` follows) at ``out_base`` (IMPL-WRITE-1)."""
-    from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
+    from pcpconform.conform.adapters.pmi_fixture import NO_PMI_TYPES, fixture_to_pmi
     from pcpconform.fixtures.fixture import load_fixture
 
     try:
-        doc = fixture_to_pmi(load_fixture(fixture_path), version)
+        fixture = load_fixture(fixture_path)
+        doc = fixture_to_pmi(fixture, version)
     except (PcpConformError, ValueError) as exc:     # not a fixture, or asking what pmi has no call for
         print(f"{target.name}: libpcp_import cannot be asked to write this fixture: {exc}", file=sys.stderr)
         return 1
+    types = sorted({m.type.token for m in fixture.metrics if m.type in NO_PMI_TYPES})
+    if types:           # pmi_write.py's status for what libpcp_import cannot write
+        print(f"{target.name}: libpcp_import cannot write values of type {', '.join(types)}", file=sys.stderr)
+        return 3
     with tempfile.TemporaryDirectory(prefix=_PREFIX) as tmp:
         request = Path(tmp) / "pmi-fixture.json"
         request.write_text(json.dumps(doc), encoding="utf-8")

@@ -15,7 +15,11 @@ from pcpconform.fixtures.fixture import Fixture
 from pcpconform.format.pmtypes import LabelType, PmID, PmInDom, PmType
 from pcpconform.format.values import F32
 
-__all__ = ["fixture_to_pmi"]
+__all__ = ["NO_PMI_TYPES", "fixture_to_pmi"]
+
+#: value types libpcp_import has no call to write: pmiAddMetric refuses aggregates, and an
+#: event array is no string for pmiPutValue
+NO_PMI_TYPES = frozenset({PmType.EVENT, PmType.HIGHRES_EVENT, PmType.AGGREGATE, PmType.AGGREGATE_STATIC})
 
 
 def _value(ptype: PmType, value: Any) -> Any:
