@@ -1,10 +1,10 @@
 """Mutations of an archive held as bytes, chosen per field, per record and per file.
 
-Field mutations parse a record with its schema (pcpconform.format.schema, through
-ArchiveEdit), change one leaf to a value meaningful for its name and type, and build the
-record again, keeping the framing; word mutations change a length, count or offset in place,
-so that it disagrees with what it describes. Every mutation returns a short description;
-one that finds nothing to change raises ``Skip``.
+Field mutations find a field through its record's layout (pcpconform.fuzz.layout: offsets
+read from the schema, once per record shape) and patch its bytes with a value meaningful
+for its name and type, keeping the framing; word and length mutations change a length,
+count or offset in place, so that it disagrees with what it describes. Every mutation
+returns a short description; one that finds nothing to change raises ``Skip``.
 """
 
 from __future__ import annotations
@@ -15,126 +15,22 @@ import gzip
 import lzma
 import random
 import struct
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
-
-from construct import ListContainer
+from collections.abc import Callable, Mapping
 
 from pcpconform.check.corpus.edit import ArchiveEdit
 from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.schema import structs
 from pcpconform.fuzz.archive_edit import editor
-from pcpconform.fuzz.values import extreme_bytes, field_values
+from pcpconform.fuzz.fields import NoChange, field_values_named, mutate_fields
+from pcpconform.fuzz.layout import LayoutError, layout, read_int
 
-__all__ = ["Skip", "ARCHIVE_MUTATORS", "mutate_archive", "leaves"]
+__all__ = ["Skip", "ARCHIVE_MUTATORS", "mutate_archive"]
 
 Files = dict[str, bytes]
 
 
 class Skip(Exception):
     """The mutation has nothing to work on in this archive."""
-
-
-# -- walking a parsed record ---------------------------------------------------------------
-
-Leaf = tuple[Any, Any, Any, str]     # (holder, key, value, path)
-
-
-def leaves(node: Any, path: str = "") -> Iterator[Leaf]:
-    """Every leaf of a parsed record: (holder, key, value, path), holder[key] == value."""
-    items: Iterator[tuple[Any, Any]]
-    if isinstance(node, dict):
-        items = ((k, v) for k, v in node.items() if not str(k).startswith("_"))
-    elif isinstance(node, list):
-        items = enumerate(node)
-    else:
-        return
-    for key, value in list(items):
-        here = f"{path}/{key}"
-        if isinstance(value, (dict, list)):
-            yield node, key, value, here        # lists themselves are mutable leaves too
-            yield from leaves(value, here)
-        else:
-            yield node, key, value, here
-
-
-def _siblings_equal(holder: Any, key: Any, n: int) -> list[Any]:
-    if not isinstance(holder, dict):
-        return []
-    return [k for k, v in holder.items() if k != key and type(v) is int and v == n]
-
-
-def _retype(old: Any, new: int) -> Any:
-    if type(old) is int:
-        return new
-    try:
-        return type(old)(new)
-    except (TypeError, ValueError):
-        return new
-
-
-def _related(tree: Any, name: str) -> list[int]:
-    return [int(v) for _, k, v, _ in leaves(tree) if k == name and isinstance(v, int) and not isinstance(v, bool)]
-
-
-def mutate_tree(tree: Any, rng: random.Random, related: Mapping[str, list[int]],
-                build: Callable[[Any], bytes]) -> tuple[bytes, str]:
-    """Change one leaf of a parsed record and build it again; ``related`` holds values of
-    the same field names elsewhere in the archive (pmIDs, indoms, instances in force)."""
-    candidates = [leaf for leaf in leaves(tree) if not str(leaf[1]).endswith("_raw")]
-    rng.shuffle(candidates)
-    for holder, key, value, path in candidates[:8]:
-        name = str(key)
-        for new, what in _proposals(holder, key, value, name, rng, related):
-            saved = {k: holder[k] for k in (holder.keys() if isinstance(holder, dict) else ())}
-            saved_list = list(holder) if isinstance(holder, list) else None
-            try:
-                holder[key] = new
-                if isinstance(holder, dict):
-                    _fix_counts(holder, key, value, new)
-                return build(tree), f"{path} {what}"
-            except Exception:       # construct refuses the value: try the next one
-                if isinstance(holder, dict):
-                    holder.clear()
-                    holder.update(saved)
-                elif saved_list is not None:
-                    holder[:] = saved_list
-    raise Skip("no leaf took a new value")
-
-
-def _proposals(holder: Any, key: Any, value: Any, name: str, rng: random.Random,
-               related: Mapping[str, list[int]]) -> Iterator[tuple[Any, str]]:
-    if isinstance(value, Timestamp):
-        for secs in (-1, -3600, 10 ** 9, -(10 ** 10), 1 << 33):
-            yield Timestamp.from_nsec(value.total_nsec() + secs * 1_000_000_000), f"{secs:+d}s"
-        return
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int):
-        for number in field_values(name, int(value), related.get(name, []), rng)[:10]:
-            if number != value:
-                yield _retype(value, number), f"= {number}"
-        return
-    if isinstance(value, (bytes, bytearray)):
-        for _ in range(3):
-            data = extreme_bytes(bytes(value), rng)
-            yield data, f"= {len(data)} bytes"
-        return
-    if isinstance(value, list) and value:
-        n = len(value)
-        if rng.random() < 0.5:
-            yield ListContainer([value[0]] * min(n * rng.choice((2, 10, 100)), 20000)), "repeated"
-        yield ListContainer(value[: rng.randrange(n)]), "shortened"
-        yield ListContainer(rng.sample(list(value), n)), "shuffled"
-
-
-def _fix_counts(holder: dict[str, Any], key: Any, old: Any, new: Any) -> None:
-    """Keep counts and lengths of the same holder consistent with a changed list or string,
-    so the change is valid-but-extreme content rather than a framing error."""
-    if isinstance(old, (list, bytes, bytearray)) and isinstance(new, (list, bytes, bytearray)):
-        for k in _siblings_equal(holder, key, len(old)):
-            holder[k] = len(new)
-        for k in _siblings_equal(holder, key, len(old) + 4):     # vlen counts its header
-            holder[k] = len(new) + 4
 
 
 # -- helpers over the archive --------------------------------------------------------------
@@ -144,27 +40,38 @@ def _parts(ed: ArchiveEdit, volumes_only: bool = False) -> list[str]:
     return parts if volumes_only else [p for p in ed.files if p in ("meta", "index") or p.isdigit()]
 
 
+_RELATED = ("pmid", "indom", "inst", "ident", "instlist")
+
+
 def _related_in(ed: ArchiveEdit) -> dict[str, list[int]]:
-    return {k: list(v) for k, v in _related_meta(bytes(ed.files.get("meta", b"")), ed.version).items()}
+    return _related_meta(ed.version, bytes(ed.files.get("meta", b"")))
 
 
 @functools.lru_cache(maxsize=256)
-def _related_meta(meta: bytes, version: int) -> dict[str, list[int]]:
-    """pmIDs, indoms, instances and idents the metadata holds (cached: the queue's inputs
-    share their .meta files often)."""
-    ed = editor({"meta": meta})
+def _related_meta(version: int, meta: bytes) -> dict[str, list[int]]:
+    """pmIDs, indoms, instances and idents the metadata holds, with PCP's edge identifiers
+    (cached: the queue's inputs share their .meta files often)."""
     out: dict[str, list[int]] = {"pmid": [], "indom": [], "inst": [], "ident": []}
-    for i in range(1, min(len(ed.records("meta")), 200) + 1):
-        try:
-            rec = ed.meta(i)
-        except Exception:
-            continue
-        for name in out:
-            out[name].extend(_related(rec, name))
+    ed = editor({"meta": meta})
+    for offset, length in ed.records("meta")[:200]:
+        for name, values in _related_record(version, meta[offset + 4:offset + length - 4]).items():
+            out[name].extend(values)
     out["pmid"] += [0, 0xFFFFFFFF, (60 << 22) | 99, (511 << 22) | 1]
     out["indom"] += [0xFFFFFFFF, (61 << 22) | 1]
     out["ident"] += out["pmid"] + out["indom"]
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _related_record(version: int, payload: bytes) -> dict[str, list[int]]:
+    """The identifiers one .meta record holds (cached: mutants share most of their records);
+    an indom's instance list counts as instances."""
+    try:
+        found = field_values_named(layout(structs(version).meta, payload), payload, _RELATED)
+    except LayoutError:
+        return {}
+    found["inst"] += found.pop("instlist")
+    return found
 
 
 def _pick_record(ed: ArchiveEdit, part: str, rng: random.Random) -> tuple[int, int, int]:
@@ -175,32 +82,40 @@ def _pick_record(ed: ArchiveEdit, part: str, rng: random.Random) -> tuple[int, i
     return i + 1, recs[i][0], recs[i][1]
 
 
+def _framed(payload: bytes) -> bytes:
+    word = struct.pack(">I", len(payload) + 8)
+    return word + payload + word
+
+
 # -- field mutations -----------------------------------------------------------------------
 
 def meta_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
-    i, _, _ = _pick_record(ed, "meta", rng)
-    rec = ed.meta(i)
-    data, what = mutate_tree(rec, rng, _related_in(ed), lambda t: bytes(ed.s.meta_record.build(t)))
-    ed.replace("meta", i, data)
+    i, offset, length = _pick_record(ed, "meta", rng)
+    what = _field(ed, rng, "meta", i, offset, length, ed.s.meta, _related_in(ed))
     return f"meta record {i}{what}"
 
 
 def result_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
     part = rng.choice(_parts(ed, volumes_only=True) or ["0"])
-    i, _, length = _pick_record(ed, part, rng)
+    i, offset, length = _pick_record(ed, part, rng)
     if length <= ed.s.mark_size:
         raise Skip("a mark")
-    _, raw = ed.record(part, i)
-    tree = ed.s.result.parse(raw[4:-4])
-
-    def build(t: Any) -> bytes:
-        payload = bytes(ed.s.result.build(t))
-        word = struct.pack(">I", len(payload) + 8)
-        return word + payload + word
-
-    data, what = mutate_tree(tree, rng, _related_in(ed), build)
-    ed.replace(part, i, data)
+    what = _field(ed, rng, part, i, offset, length, ed.s.result, _related_in(ed))
     return f"volume {part} record {i}{what}"
+
+
+def _field(ed: ArchiveEdit, rng: random.Random, part: str, i: int, offset: int, length: int,
+           schema: object, related: Mapping[str, list[int]]) -> str:
+    payload = bytes(ed.files[part][offset + 4:offset + length - 4])
+    try:
+        data, what = mutate_fields(schema, payload, rng, related)
+    except (LayoutError, NoChange) as exc:
+        raise Skip(str(exc)) from None
+    if len(data) == len(payload):
+        ed.files[part][offset + 4:offset + length - 4] = data
+    else:
+        ed.replace(part, i, _framed(data))
+    return what
 
 
 def label_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
@@ -209,10 +124,12 @@ def label_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str
     part = rng.choice(_parts(ed))
     if len(ed.files[part]) < ed.lsize:
         raise Skip("short label")
-    tree = ed.label(part)
-    data, what = mutate_tree(tree, rng, {"vol": [0, 1, -1, -2]},
-                             lambda t: bytes(ed.s.label.build(t)))
-    if len(data) != ed.lsize - 8:
+    payload = bytes(ed.files[part][4:ed.lsize - 4])
+    try:
+        data, what = mutate_fields(ed.s.label, payload, rng, {"vol": [0, 1, -1, -2]})
+    except (LayoutError, NoChange) as exc:
+        raise Skip(str(exc)) from None
+    if len(data) != len(payload):
         raise Skip("label size changed")
     ed.files[part][4:ed.lsize - 4] = data
     return f"{part} label{what}"
@@ -241,11 +158,11 @@ def index_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str
     label, past the end, to another record."""
     if "index" not in ed.files:
         raise Skip("no index")
-    entries = ed.entries()
-    if not entries:
+    count = max(0, (len(ed.files["index"]) - ed.lsize) // ed.s.index_entry_size)
+    if not count:
         raise Skip("empty index")
-    n = rng.randrange(len(entries)) + 1
-    e = entries[n - 1]
+    n = rng.randrange(count) + 1
+    e = ed.entry(n)
     fld = rng.choice(("vol", "off_meta", "off_data", "timestamp"))
     if fld == "timestamp":
         e.timestamp = Timestamp.from_nsec(e.timestamp.total_nsec() + rng.choice((-1, 1, -3600, 86400)) * 10 ** 9)
@@ -264,95 +181,33 @@ def index_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str
     return f"index entry {n} {fld} = {e[fld]}"
 
 
-def _length_pairs(tree: Any) -> list[tuple[Any, str, str, int]]:
-    """(holder, count field, what it counts, extra) for every count or length in a parsed
-    record: an integer whose value is the size of a sibling list or byte string (vlen
-    counts its own 4-byte header, ``extra`` 4)."""
-    out = []
-    for _holder, _, node, _ in [(None, None, tree, "")] + list(leaves(tree)):
-        if not isinstance(node, dict):
-            continue
-        for key, value in node.items():
-            if type(value) is not int or key in _NOT_COUNTS:
-                continue
-            for sib, content in node.items():
-                if sib != key and isinstance(content, (bytes, list)) and not str(sib).endswith("_raw"):
-                    for extra in (0, 4):
-                        if value == len(content) + extra and (content or extra == 0):
-                            out.append((node, str(key), str(sib), extra))
-    return out
-
-
-_NOT_COUNTS = ("type", "sem", "valfmt", "vtype", "flags", "inst", "ident", "pmid", "indom")
-
-
-@functools.lru_cache(maxsize=4096)
-def _count_pairs(schema: Any, body: bytes) -> int:
-    """How many counts or lengths one record holds (cached by its bytes: a campaign
-    mutates the same seed records over and over)."""
-    return len(_length_pairs(schema.parse(body)))
-
-
-@functools.lru_cache(maxsize=16384)
-def _count_site(schema: Any, body: bytes, pair_index: int) -> tuple[str, str, int, int] | None:
-    """(count field, what it counts, its value, its byte offset in ``body``) of the
-    ``pair_index``-th count of one record, or None when its bytes cannot be located. The
-    schema finds each count and what it describes (jsonlen and the JSON, numinst and the
-    instances, numval and the values, vlen and the block ...); a marker build locates its
-    bytes: one more element (4 more bytes) and the count raised to match, so the count's
-    bytes are where the two builds first differ."""
-    tree = schema.parse(body)
-    node, key, sib, _ = _length_pairs(tree)[pair_index]
-    value = node[key]
-    before = bytes(schema.build(tree))
-    grow = 4 if isinstance(node[sib], bytes) else 1
-    for other, same in list(node.items()):        # lists counted together (instlist, offsets)
-        if other == sib or (isinstance(same, list) and isinstance(node[sib], list) and same and
-                            len(same) == len(node[sib]) and not str(other).endswith("_raw")):
-            node[other] = same + b"\0" * 4 if isinstance(same, bytes) else ListContainer([*same, same[-1]])
-    node[key] = value + grow
-    try:
-        after = bytes(schema.build(tree))
-    except Exception:  # construct refuses some grown trees: that count is not located
-        return None
-    # the record's own length words differ too, but not from value to value + grow
-    old_word = struct.pack(">I", value & 0xFFFFFFFF)
-    new_word = struct.pack(">I", (value + grow) & 0xFFFFFFFF)
-    at = before.find(old_word)
-    while at >= 0 and after[at:at + 4] != new_word:
-        at = before.find(old_word, at + 1)
-    return None if at < 0 else (str(key), str(sib), int(value), at)
-
-
 def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
-    """A count or length that disagrees with what it counts (``_count_site`` finds it),
-    set to a value past, short of, or far beyond the content."""
+    """A count or length that disagrees with what it counts (the record's layout names
+    each count and what it sizes), set to a value past, short of, or far beyond the content."""
     part = rng.choice(["meta", *_parts(ed, volumes_only=True)])
     i, offset, length = _pick_record(ed, part, rng)
-    _, raw = ed.record(part, i)
-    if part == "meta":
-        schema, skip = ed.s.meta_record, 0      # the meta record schema includes the length words
-    else:
-        if length <= ed.s.mark_size:
-            raise Skip("a mark")
-        schema, skip = ed.s.result, 4
-    body = bytes(raw[skip:len(raw) - skip] if skip else raw)
+    if part != "meta" and length <= ed.s.mark_size:
+        raise Skip("a mark")
+    payload = bytes(ed.files[part][offset + 4:offset + length - 4])
     try:
-        pairs = _count_pairs(schema, body)
-        site = _count_site(schema, body, rng.randrange(pairs)) if pairs else None
-    except Exception as exc:  # a record construct cannot parse: nothing to locate
+        lay = layout(ed.s.meta if part == "meta" else ed.s.result, payload)
+    except LayoutError as exc:      # a record that does not follow the schema: nothing to locate
         raise Skip(str(exc)) from None
-    if not pairs:
+    if not lay.counts:
         raise Skip("no counts")
-    if site is None or skip + site[3] + 4 > length - 4:
-        raise Skip("count not found")
-    key, sib, value, at = site
-    at += skip
-    remaining = length - 4 - (at + 4)
+    c = rng.choice(tuple(lay.counts))
+    count = lay.fields[c]
+    sized = lay.fields[lay.counts[c][0]]
+    value = read_int(count, payload)
+    remaining = len(payload) - (count.offset + count.size)
+    bits = 8 * count.size
     new = rng.choice([value + 1, value - 1, value + 4, 0, -1, remaining + 1, remaining + 8, 0xFFFF, 0x10000,
                       0x7FFFFFFF, -0x80000000, length, value * 16 + 16])
-    struct.pack_into(">I", ed.files[part], offset + at, new & 0xFFFFFFFF)
-    return f"{part} record {i} {key} (counting {sib}) {value} -> {new}"
+    word = (new & ((1 << bits) - 1)).to_bytes(count.size, "big")
+    at = offset + 4 + count.offset
+    ed.files[part][at:at + count.size] = word
+    key, counted = count.path.rsplit("/", 1)[-1], sized.path.rsplit("/", 1)[-1]
+    return f"{part} record {i} {key} (counting {counted}) {value} -> {new}"
 
 
 # -- record mutations ----------------------------------------------------------------------
@@ -457,9 +312,10 @@ def volumes(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
 
 
 _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
-    "xz": lambda b: lzma.compress(b, format=lzma.FORMAT_XZ),
-    "gz": lambda b: gzip.compress(b, mtime=0),
-    "bz2": bz2.compress,
+    # the fastest presets: any valid stream serves, and a campaign compresses often
+    "xz": lambda b: lzma.compress(b, format=lzma.FORMAT_XZ, preset=0),
+    "gz": lambda b: gzip.compress(b, compresslevel=1, mtime=0),
+    "bz2": lambda b: bz2.compress(b, 1),
 }
 
 
