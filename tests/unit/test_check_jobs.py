@@ -1,0 +1,71 @@
+"""``check -j N``: several worker processes give the one-process report, byte for byte, in
+every form (one summary, archives in input order), and the same exit status."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from pcpconform.check.diagnostics import Report
+from pcpconform.check.runner import default_check, run_checks
+from pcpconform.cli import main
+
+CASES = Path(__file__).resolve().parents[2] / "corpus" / "cases"
+#: valid and invalid archives of both versions, compressed ones, and MMV files
+CHOSEN = ("valid/compress-gz-v2", "valid/compress-xz-v3", "valid/quirk-nosupport-sem0-v3",
+          "invalid/desc-conflict-v2", "invalid/desc-conflict-v3", "invalid/mmv-cluster-v1",
+          "invalid/mmv-header-short-v1", "invalid/desc-indom-domain-v2")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("many")
+    for name in CHOSEN:
+        shutil.copytree(CASES / name, root / name.replace("/", "-"))
+    return root
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["check", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _untimed(text: str) -> str:
+    """Without the per-archive seconds of the json and junit forms (two runs differ there)."""
+    return re.sub(r'"seconds": [0-9.e-]+|time="[0-9.]+"', "<seconds>", text)
+
+
+@pytest.mark.parametrize("form", ["text", "json", "sarif", "junit"])
+def test_two_jobs_give_the_one_job_report(capsys: pytest.CaptureFixture[str], tree: Path, form: str) -> None:
+    one = _run(capsys, "--format", form, str(tree))
+    two = _run(capsys, "--format", form, "-j", "2", str(tree))
+    assert one[0] == 1 and "desc.conflict" in one[1] and "mmv." in one[1]
+    assert (two[0], _untimed(two[1]), two[2]) == (one[0], _untimed(one[1]), one[2])
+    if form == "text":
+        assert one[1].count("\nSummary\n") == 1
+        assert f"archives checked       {len(CHOSEN)}" in one[1]
+
+
+def test_every_cpu_gives_the_same_report(capsys: pytest.CaptureFixture[str], tree: Path) -> None:
+    one = _run(capsys, "-q", str(tree))
+    assert _run(capsys, "-q", "-j", "0", str(tree)) == one
+
+
+def slow_first(base: Path, max_diagnostics: int | None) -> Report:
+    """The real checker, slowed down for the first archive so that it finishes last."""
+    if "compress-gz" in str(base):
+        time.sleep(0.5)
+    return default_check(base, max_diagnostics)
+
+
+def test_reports_stream_in_input_order(tree: Path) -> None:
+    bases = [tree / "valid-compress-gz-v2" / "a", tree / "invalid-desc-conflict-v2" / "a",
+             tree / "invalid-desc-conflict-v3" / "a"]
+    seen: list[str] = []
+    results = run_checks(bases, jobs=2, check=slow_first, on_report=lambda r: seen.append(r.archive))
+    assert [r.archive for r in results] == seen == [str(b) for b in bases]
