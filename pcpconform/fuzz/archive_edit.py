@@ -46,7 +46,7 @@ class FuzzEdit(ArchiveEdit):
 def _index_fields(version: int) -> tuple[Field, Field, Field]:
     """The vol, off_meta and off_data fields of an index entry, from its schema."""
     s = structs(version)
-    by_name = {f.name: f for f in layout(s.index_entry, bytes(s.index_entry_size)).fields}
+    by_name = {f.name: f for f in layout(s.index_entry, bytes(s.index_entry_size)).fields()}
     return by_name["vol"], by_name["off_meta"], by_name["off_data"]
 
 

@@ -37,10 +37,10 @@ def mutate_fields(schema: Any, payload: bytes, rng: random.Random,
     """A copy of ``payload`` with one field changed, and what was changed (path and
     value); ``related`` holds values of the same field names elsewhere in the archive."""
     lay = layout(schema, payload)
-    n = len(lay.fields)
+    n = lay.n
     picks = [i for i in rng.sample(range(n), min(n, 4 * _TRIES)) if _mutable(lay, i)][:_TRIES]
     for i in picks:
-        f = lay.fields[i]
+        f = lay.field(i)
         for change, what in _proposals(f, payload, rng, related):
             patches = _patches(lay, i, payload, change)
             if patches is None:
@@ -53,14 +53,13 @@ def mutate_fields(schema: Any, payload: bytes, rng: random.Random,
 
 
 def _mutable(lay: Layout, i: int) -> bool:
-    f = lay.fields[i]
-    return i not in lay.structural and (f.kind != LIST or bool(f.items))
+    return not lay.is_structural(i) and (lay.field(i).kind != LIST or bool(lay.field(i).items))
 
 
 def field_values_named(lay: Layout, payload: bytes, names: tuple[str, ...]) -> dict[str, list[int]]:
     """Values of the INT fields of these names (array elements carry the array's name)."""
     out: dict[str, list[int]] = {name: [] for name in names}
-    for f in lay.fields:
+    for f in lay.fields():
         if f.kind == INT and f.name in out:
             out[f.name].append(read_int(f, payload))
     return out
@@ -113,7 +112,7 @@ def _list_bytes(payload: bytes, f: Field, order: list[int]) -> bytes:
 
 def _patches(lay: Layout, i: int, payload: bytes, change: Any) -> list[Patch] | None:
     """The byte patches of one change, counts included; None when the schema cannot hold it."""
-    f = lay.fields[i]
+    f = lay.field(i)
     if f.kind in (INT, VALUE) or (f.kind == BYTES and f.fixed):
         return [(f.offset, f.size, change)]
     if f.kind == BYTES:
@@ -122,17 +121,17 @@ def _patches(lay: Layout, i: int, payload: bytes, change: Any) -> list[Patch] | 
     else:
         patches = [(f.offset, f.size, _list_bytes(payload, f, change))]
         measure = len(change)
-    for c in lay.sized_by.get(i, ()):
-        count = lay.fields[c]
-        new_count = measure + lay.extra[(c, i)]
+    for c, extra in lay.sizers(i):
+        count = lay.field(c)
+        new_count = measure + extra
         try:
             patches.append((count.offset, count.size, bytes(count.con.build(new_count))))
         except Exception:           # the count cannot say that many
             return None
-        for x in lay.counts[c]:
+        for x in lay.sized(c):
             if x == i:
                 continue
-            other = lay.fields[x]
+            other = lay.field(x)
             if other.kind == LIST and f.kind == LIST and len(other.items) == len(f.items):
                 patches.append((other.offset, other.size, _list_bytes(payload, other, change)))
             elif other.kind == BYTES and other.sizer is not None:

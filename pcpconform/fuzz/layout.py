@@ -12,8 +12,10 @@ a mutation that leaves the shape alone hands the same layout to the new bytes
 
 from __future__ import annotations
 
+import bisect
 import struct
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,23 +71,91 @@ class Field:
     fixed: bool = False
 
 
-@dataclass(frozen=True)
 class Layout:
-    """Every field of one record; ``counts`` maps a count's index to the indexes of the
-    fields it sizes, with ``extra`` = count - measure (vlen counts its 4-byte header);
-    ``structural`` holds every field a size, count, condition or tag reads."""
+    """Every field of one record, by index (``field(i)``, ``n`` of them): plain fields,
+    and runs of list elements that share one shape, whose fields are made when asked for.
 
-    fields: tuple[Field, ...]
-    counts: dict[int, tuple[int, ...]]
-    extra: dict[tuple[int, int], int]
-    structural: frozenset[int]
-    size: int
-    #: a sized field's index -> the counts that size it
-    sized_by: dict[int, tuple[int, ...]]
-    #: reads the bytes of every structural field in one unpack; ``shape`` is what it read
-    #: here: a record of the same size whose structural bytes agree has this layout
-    probe: struct.Struct
-    shape: tuple[bytes, ...]
+    A count sizes fields (``sized``); a sized field knows its counts and ``extra``, the
+    count minus the measure (vlen counts its 4-byte header: extra 4); ``is_structural``
+    says whether a size, count, condition or tag reads a field."""
+
+    def __init__(self, w: _Walker, size: int) -> None:
+        self.entries = tuple(w.entries)
+        self.bounds = tuple(w.bounds)
+        self.n = w.n
+        self.size = size
+        self.counts = {c: tuple(v) for c, v in w.counts.items()}
+        self.extra = w.extra
+        self.structural = frozenset(w.structural)
+        sized_by: dict[int, list[int]] = {}
+        for c, xs in w.counts.items():
+            for x in xs:
+                sized_by.setdefault(x, []).append(c)
+        self.sized_by = {x: tuple(v) for x, v in sized_by.items()}
+        self.runs = tuple(e for e in self.entries if isinstance(e, _Run))
+        self.count_ids = tuple(self.counts)
+        spans = [(w.get(k).offset, w.get(k).size) for k in w.structural]
+        for run in self.runs:
+            spans.extend((start + rel, n) for start in run.starts for rel, n in run.shape.sig)
+        #: reads the bytes of every structural field in one unpack; ``shape`` is what it
+        #: read here: a record of the same size whose structural bytes agree has this layout
+        self.probe = _probe(sorted(spans))
+        self.shape: tuple[bytes, ...] = self.probe.unpack_from(w.data)
+
+    def _locate(self, i: int) -> tuple[Field | _Run, int]:
+        k = bisect.bisect_right(self.bounds, i) - 1
+        return self.entries[k], i - self.bounds[k]
+
+    def field(self, i: int) -> Field:
+        entry, k = self._locate(i)
+        return entry if isinstance(entry, Field) else entry.field(k)
+
+    def fields(self) -> Iterator[Field]:
+        for entry in self.entries:
+            if isinstance(entry, Field):
+                yield entry
+            else:
+                yield from (entry.field(k) for k in range(len(entry)))
+
+    def is_structural(self, i: int) -> bool:
+        if i in self.structural:
+            return True
+        entry, k = self._locate(i)
+        return isinstance(entry, _Run) and k % len(entry.shape.protos) in entry.shape.structural
+
+    def sizers(self, i: int) -> list[tuple[int, int]]:
+        """(count, extra) for every count that sizes field ``i``."""
+        entry, k = self._locate(i)
+        if isinstance(entry, Field):
+            return [(c, self.extra[(c, i)]) for c in self.sized_by.get(i, ())]
+        base = i - k % len(entry.shape.protos)
+        return [(base + c, extra) for c, extra in entry.shape.sizers.get(k % len(entry.shape.protos), ())]
+
+    def sized(self, c: int) -> tuple[int, ...]:
+        """The fields count ``c`` sizes."""
+        if c in self.counts:
+            return self.counts[c]
+        entry, k = self._locate(c)
+        if isinstance(entry, Field):
+            return ()
+        base = c - k % len(entry.shape.protos)
+        return tuple(base + x for x in entry.shape.counts.get(k % len(entry.shape.protos), ()))
+
+    def n_counts(self) -> int:
+        return len(self.count_ids) + sum(len(r.starts) * len(r.shape.count_list) for r in self.runs)
+
+    def count(self, r: int) -> int:
+        """The index of the r-th count (0 <= r < n_counts())."""
+        if r < len(self.count_ids):
+            return self.count_ids[r]
+        r -= len(self.count_ids)
+        for run in self.runs:
+            per = len(run.shape.count_list)
+            if r < len(run.starts) * per:
+                e, j = divmod(r, per)
+                return run.base + e * len(run.shape.protos) + run.shape.count_list[j]
+            r -= len(run.starts) * per
+        raise IndexError(r)
 
 
 _STRUCTS: dict[str, struct.Struct] = {}
@@ -127,10 +197,18 @@ def _int_con(con: Construct) -> Construct | None:
 class _Walker:
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.fields: list[Field] = []
+        self.entries: list[Field | _Run] = []
+        self.bounds: list[int] = []          # the index of each entry's first field
+        self.n = 0
+        self.pos: dict[int, int] = {}         # a plain field's index -> its entry
         self.counts: dict[int, list[int]] = {}
         self.extra: dict[tuple[int, int], int] = {}
         self.structural: set[int] = set()
+
+    def get(self, i: int) -> Field:
+        entry = self.entries[self.pos[i]]
+        assert isinstance(entry, Field)
+        return entry
 
     def _eval(self, expr: Any, ctx: _Ctx) -> tuple[Any, list[int]]:
         """An expression's value and the indexes of the fields it read."""
@@ -149,8 +227,11 @@ class _Walker:
         return value, used
 
     def _add(self, f: Field) -> int:
-        self.fields.append(f)
-        return len(self.fields) - 1
+        self.pos[self.n] = len(self.entries)
+        self.entries.append(f)
+        self.bounds.append(self.n)
+        self.n += 1
+        return self.n - 1
 
     def _sized(self, index: int, counts: list[int], measure: int) -> None:
         for c in counts:
@@ -158,7 +239,7 @@ class _Walker:
             self.extra[(c, index)] = self._value(c) - measure
 
     def _value(self, index: int) -> int:
-        return read_int(self.fields[index], self.data)
+        return read_int(self.get(index), self.data)
 
     def walk(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
         """Walk ``con`` from ``at`` (not past ``end``): the offset after it and its value
@@ -221,17 +302,17 @@ class _Walker:
         if isinstance(con, Prefixed):
             after, length = self.walk(Renamed(con.lengthfield, newname="length"), at, end, _Ctx(_=ctx),
                                       f"{path}/length", "length")
-            count = len(self.fields) - 1
+            count = self.n - 1
             self.structural.add(count)
             stop = after + int(length)
             if length < 0 or stop > end:
                 raise LayoutError(f"{path}: length {length} past the end")
-            first = len(self.fields)
+            first = self.n
             done, value = self.walk(con.subcon, after, stop, ctx, path, name)
             if done != stop:
                 raise LayoutError(f"{path}: {stop - done} bytes left inside the prefixed field")
-            if len(self.fields) > first:
-                self._sized(first, [count], self.fields[first].size)
+            if self.n > first and first in self.pos:
+                self._sized(first, [count], self.get(first).size)
             return done, value
         raise LayoutError(f"{path}: no layout for {type(con).__name__}")
 
@@ -245,53 +326,77 @@ class _Walker:
 
     def _list(self, sub: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str, used: list[int],
               count: int | None) -> tuple[int, None]:
-        """A list's elements: the first of each shape walked, the rest of that shape stamped
-        from it (the elements of a result repeat a few shapes thousands of times)."""
+        """A list's elements: the first of each shape walked, the rest of that shape kept
+        as a run of start offsets (the elements of a result repeat a few shapes thousands
+        of times)."""
         if count is not None and count < 0:
             raise LayoutError(f"{path}: count {count}")
         i = self._add(Field(path, name, at, 0, LIST))
         items: list[tuple[int, int]] = []
         shapes: dict[tuple[Any, ...], _Shape] = {}
-        shape: _Shape | None = None
+        last: _Shape | None = None      # the shape whose probe keys the next element
+        run: _Run | None = None
         while (len(items) < count) if count is not None else (at < end):
             start = at
+            key = last.key(self.data, start, end) if last is not None else None
+            shape = shapes.get(key) if key is not None else None
             if shape is not None:
-                key = shape.key(self.data, start, end)
-                shape = shapes.get(key) if key is not None else None
-            if shape is not None:
-                shape.stamp(self, start, f"{path}/{len(items)}")
+                if run is None or run.shape is not shape:
+                    run = _Run(shape, path, len(items), self.n)
+                    self.entries.append(run)
+                    self.bounds.append(self.n)
+                run.starts.append(start)
+                self.n += len(shape.protos)
                 at = start + shape.size
             else:
-                first = len(self.fields)
+                run = None
+                e0, g0 = len(self.entries), self.n
                 at, _ = self.walk(sub, at, end, _Ctx(_=ctx), f"{path}/{len(items)}", name)
                 if at == start:
                     raise LayoutError(f"{path}: an element of no size")
-                shape = _Shape(self, first, start, at, f"{path}/{len(items)}")
-                k = shape.key(self.data, start, end)
-                if k is not None:
-                    shapes[k] = shape
+                made = _Shape.of(self, e0, g0, start, at, f"{path}/{len(items)}")
+                if made is not None:
+                    k = made.key(self.data, start, end)
+                    if k is not None:
+                        shapes.setdefault(k, made)
+                        last = made
             items.append((start, at - start))
-        self.fields[i] = Field(path, name, self.fields[i].offset, at - self.fields[i].offset, LIST, sub, tuple(items))
+        self.entries[self.pos[i]] = Field(path, name, self.get(i).offset, at - self.get(i).offset, LIST, sub,
+                                          tuple(items))
         self._sized(i, used, len(items))
         return at, None
 
 
 class _Shape:
-    """The fields of one list element, relative to its start, to stamp onto the next
-    elements whose counts, lengths and tags hold the same bytes."""
+    """The fields of one list element, relative to its start, for the next elements whose
+    counts, lengths and tags hold the same bytes."""
 
     def __init__(self, w: _Walker, first: int, start: int, stop: int, prefix: str) -> None:
         self.size = stop - start
-        last = len(w.fields)
+        last = w.n
+        own = [w.get(k) for k in range(first, last)]
         self.protos = [(f.offset - start, f.path[len(prefix):], f.name, f.size, f.kind, f.con,
-                        tuple((o - start, n) for o, n in f.items), f.sizer, f.fixed) for f in w.fields[first:]]
-        self.structural = [k - first for k in sorted(w.structural) if first <= k < last]
-        probes = sorted((w.fields[first + k].offset - start, w.fields[first + k].size) for k in self.structural)
-        #: the structural fields' bytes in one unpack (shapes agree when these bytes do)
-        self.probe = _probe(probes)
-        self.sig = tuple(probes)
-        self.counts = [(c - first, [x - first for x in xs]) for c, xs in w.counts.items() if first <= c < last]
-        self.extra = [((c - first, x - first), v) for (c, x), v in w.extra.items() if first <= c < last]
+                        tuple((o - start, n) for o, n in f.items), f.sizer, f.fixed) for f in own]
+        self.structural = frozenset(k - first for k in w.structural if first <= k < last)
+        #: where the structural fields lie: the probe reads their bytes in one unpack
+        self.sig = tuple(sorted((own[k].offset - start, own[k].size) for k in self.structural))
+        self.probe = _probe(list(self.sig))
+        self.counts = {c - first: tuple(x - first for x in xs) for c, xs in w.counts.items() if first <= c < last}
+        self.count_list = tuple(sorted(self.counts))
+        sizers: dict[int, list[tuple[int, int]]] = {}
+        for (c, x), extra in w.extra.items():
+            if first <= c < last:
+                sizers.setdefault(x - first, []).append((c - first, extra))
+        self.sizers = {x: tuple(v) for x, v in sizers.items()}
+
+    @classmethod
+    def of(cls, w: _Walker, e0: int, first: int, start: int, stop: int, prefix: str) -> _Shape | None:
+        """The shape of the element just walked, if it is plain fields sized only from within."""
+        if any(isinstance(e, _Run) for e in w.entries[e0:]):
+            return None
+        if any(c < first and any(x >= first for x in xs) for c, xs in w.counts.items()):
+            return None
+        return cls(w, first, start, stop, prefix)
 
     def key(self, data: bytes, start: int, end: int) -> tuple[Any, ...] | None:
         """Where and what the shape's structural fields are in the element at ``start``."""
@@ -299,19 +404,29 @@ class _Shape:
             return None
         return self.sig, self.probe.unpack_from(data, start)
 
-    def stamp(self, w: _Walker, start: int, prefix: str) -> None:
-        base = len(w.fields)
-        append = w.fields.append
-        for rel, tail, name, size, kind, con, items, sizer, fixed in self.protos:
-            if items:
-                items = tuple((o + start, n) for o, n in items)
-            append(Field(prefix + tail, name, start + rel, size, kind, con, items, sizer, fixed))
-        if self.structural:
-            w.structural.update([base + k for k in self.structural])
-        for c, xs in self.counts:
-            w.counts.setdefault(base + c, []).extend([base + x for x in xs])
-        for (c, x), v in self.extra:
-            w.extra[(base + c, base + x)] = v
+    def field(self, j: int, start: int, prefix: str) -> Field:
+        rel, tail, name, size, kind, con, items, sizer, fixed = self.protos[j]
+        if items:
+            items = tuple((o + start, n) for o, n in items)
+        return Field(prefix + tail, name, start + rel, size, kind, con, items, sizer, fixed)
+
+
+class _Run:
+    """List elements in a row that share one shape: their fields are the shape's, moved to
+    each element's start, made when asked for."""
+
+    __slots__ = ("base", "first_item", "prefix", "shape", "starts")
+
+    def __init__(self, shape: _Shape, prefix: str, first_item: int, base: int) -> None:
+        self.shape, self.prefix, self.first_item, self.base = shape, prefix, first_item, base
+        self.starts: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.starts) * len(self.shape.protos)
+
+    def field(self, k: int) -> Field:
+        e, j = divmod(k, len(self.shape.protos))
+        return self.shape.field(j, self.starts[e], f"{self.prefix}/{self.first_item + e}")
 
 
 @dataclass
@@ -342,14 +457,7 @@ def _walk(schema: Construct, data: bytes) -> Layout:
     end, _ = w.walk(schema, 0, len(data), _Ctx(), "", "")
     if end != len(data):
         raise LayoutError(f"{len(data) - end} bytes after the last field")
-    sized_by: dict[int, list[int]] = {}
-    for c, xs in w.counts.items():
-        for x in xs:
-            sized_by.setdefault(x, []).append(c)
-    probe = _probe(sorted((w.fields[k].offset, w.fields[k].size) for k in w.structural))
-    return Layout(tuple(w.fields), {c: tuple(v) for c, v in w.counts.items()}, w.extra,
-                  frozenset(w.structural), end, {x: tuple(v) for x, v in sized_by.items()},
-                  probe, probe.unpack_from(data))
+    return Layout(w, end)
 
 
 def _probe(spans: list[tuple[int, int]]) -> struct.Struct:

@@ -15,7 +15,7 @@ import gzip
 import lzma
 import random
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from pcpconform.check.corpus.edit import ArchiveEdit
 from pcpconform.format.pmtypes import Timestamp
@@ -43,8 +43,33 @@ def _parts(ed: ArchiveEdit, volumes_only: bool = False) -> list[str]:
 _RELATED = ("pmid", "indom", "inst", "ident", "instlist")
 
 
-def _related_in(ed: ArchiveEdit) -> dict[str, list[int]]:
-    return _related_meta(ed.version, bytes(ed.files.get("meta", b"")))
+class _Related(Mapping[str, list[int]]):
+    """The metadata's identifiers by field name, read from the .meta file only when a
+    mutation asks for them (most fields are not identifiers)."""
+
+    def __init__(self, ed: ArchiveEdit) -> None:
+        self._ed = ed
+        self._found: dict[str, list[int]] | None = None
+
+    def _all(self) -> dict[str, list[int]]:
+        if self._found is None:
+            self._found = _related_meta(self._ed.version, bytes(self._ed.files.get("meta", b"")))
+        return self._found
+
+    def __getitem__(self, name: str) -> list[int]:
+        if name not in _RELATED:
+            raise KeyError(name)
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def _related_in(ed: ArchiveEdit) -> Mapping[str, list[int]]:
+    return _Related(ed)
 
 
 @functools.lru_cache(maxsize=256)
@@ -193,11 +218,12 @@ def length_field(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> st
         lay = layout(ed.s.meta if part == "meta" else ed.s.result, payload)
     except LayoutError as exc:      # a record that does not follow the schema: nothing to locate
         raise Skip(str(exc)) from None
-    if not lay.counts:
+    counts = lay.n_counts()
+    if not counts:
         raise Skip("no counts")
-    c = rng.choice(tuple(lay.counts))
-    count = lay.fields[c]
-    sized = lay.fields[lay.counts[c][0]]
+    c = lay.count(rng.randrange(counts))
+    count = lay.field(c)
+    sized = lay.field(lay.sized(c)[0])
     value = read_int(count, payload)
     remaining = len(payload) - (count.offset + count.size)
     bits = 8 * count.size
