@@ -167,8 +167,7 @@ class ResultColumns:
             updates.append((col.pmid, (col.insts, now)))
         counters.update(updates)
         st.last_result = ns
-        info.offsets.append(rec.offset)
-        info.stamps.append(ns)
+        info.stamp(ns)
         self._pending = (rec.file, rec.index, sec, nsec)
         self.paths["columns"] += 1
         return True

@@ -2,7 +2,9 @@
 
 One pass per file, one record in memory at a time: .meta first, then the data volumes in
 order, then the index, then the rules that need the whole archive; each pass leaves what
-later ones need in the shared state (state.py). Framing damage ends the pass over that file
+later ones need in the shared state (state.py). The index's data offsets are read ahead of
+the volumes, so that what the index pass asks of them is answered as they are read, and
+memory does not grow with the number of results. Framing damage ends the pass over that file
 (no resynchronisation is trustworthy), but the other files are still checked; a record
 that frames correctly but does not decode is reported and the pass goes on to the next.
 """
@@ -19,7 +21,7 @@ from pathlib import Path
 from pcpconform.check.crossfile import check_crossfile
 from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, OsFailure, Report
 from pcpconform.check.files import discover
-from pcpconform.check.index import check_index
+from pcpconform.check.index import check_index, index_probes
 from pcpconform.check.labels import check_label
 from pcpconform.check.meta import check_meta
 from pcpconform.check.results import check_volume
@@ -67,8 +69,10 @@ def _run(ctx: Context) -> None:
     if meta is not None:
         _pass(ctx, meta, PM_LOG_VOL_META, lambda comp: check_meta(ctx, comp))
     values = ValueChecks(ctx)
+    probes = index_probes(ctx, index) if index is not None else {}
     for vol in sorted(volumes):
-        _pass(ctx, volumes[vol], vol, partial(check_volume, ctx, values, vol=vol, first=vol == min(volumes)))
+        _pass(ctx, volumes[vol], vol, partial(check_volume, ctx, values, vol=vol, first=vol == min(volumes),
+                                              probes=probes.get(vol, ())))
     if index is not None:
         _pass(ctx, index, PM_LOG_VOL_TI, lambda comp: check_index(ctx, comp))
     check_crossfile(ctx)

@@ -1,22 +1,70 @@
 """The temporal index: entries against the .meta file and data volumes (FMT-INDEX).
 
-The index is checked last, when the offsets and timestamps of every .meta record and
-every result are known.
+The index is checked last, when the offsets and timestamps of every .meta record are
+known; what it asks of the data volumes (is there a record at this offset, how late are
+the results before it) is answered while they are read, for the offsets ``index_probes``
+reads from the index beforehand, so no list of every result is kept.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import struct
+from pathlib import Path
 from typing import Any
 
 from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context
 from pcpconform.errors import FormatError
-from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE
+from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, structs
+from pcpconform.io.bulk import struct_format
+from pcpconform.io.files import strip_compression
 from pcpconform.io.reader import Component
 
-__all__ = ["check_index"]
+__all__ = ["check_index", "index_probes"]
+
+_CHUNK = 1 << 12                          # entries read ahead per chunk
+
+
+def index_probes(ctx: Context, path: Path) -> dict[int, set[int]]:
+    """volume -> the data offsets the index's entries name, read ahead of the volumes and
+    quietly (the index pass reports what is wrong with the file). Exactly the entries the
+    index pass will read: a plain file by its fixed entry format, anything else (or a file
+    that fails part way) through the same reader the index pass uses."""
+    probes: dict[int, set[int]] = {}
+    try:
+        if strip_compression(path.name)[1]:
+            raise OSError("compressed: read through the reader")
+        with path.open("rb") as stream:
+            head = stream.read(8)
+            version = head[7] if len(head) == 8 else 0
+            if version not in INDEX_ENTRY_SIZE:
+                return probes
+            stream.seek(LABEL_SIZE[version])
+            entry = _entry_format(version)
+            while chunk := stream.read(entry.size * _CHUNK):
+                for vol, off_data in entry.iter_unpack(chunk[:len(chunk) - len(chunk) % entry.size]):
+                    probes.setdefault(vol, set()).add(off_data)
+        return probes
+    except OSError:
+        pass
+    try:
+        with Component(path, max_bytes=ctx.decompress_limit) as comp:
+            for _n, _offset, e in comp.index_entries():
+                probes.setdefault(e.vol, set()).add(e.off_data)
+    except Exception:  # whatever it is, the index pass reports it
+        pass
+    return probes
+
+
+def _entry_format(version: int) -> struct.Struct:
+    """An index entry's vol and off_data, the other fields skipped, from its schema."""
+    parts = []
+    for sub in structs(version).index_entry.subcons:
+        fmt = struct_format(sub)
+        parts.append(fmt if sub.name in ("vol", "off_data") else f"{struct.calcsize('>' + fmt)}x")
+    return struct.Struct(">" + "".join(parts))
 
 
 def check_index(ctx: Context, comp: Component) -> None:
@@ -57,7 +105,7 @@ class _IndexPass:
         if count == 0:
             ctx.add("index.empty", comp.name, ".index holds no entry (libpcp: empty archive)")
         for vol in sorted(self.st.volumes)[1:]:
-            if self.st.volumes[vol].offsets and (vol, self.lsize) not in self.indexed:
+            if self.st.volumes[vol].records and (vol, self.lsize) not in self.indexed:
                 ctx.add("volume.switch-unindexed", comp.name, f"volume {vol} starts with no index entry")
 
     def entry(self, f: str, n: int, offset: int, e: Any, prev: Any) -> None:
@@ -111,12 +159,12 @@ class _IndexPass:
             self.ctx.add("index.offset", f, f"off_data {e.off_data} outside {self.lsize}..{info.size} "
                          f"of volume {e.vol}", field="index.off_data", **where)
         else:
-            k = bisect.bisect_left(info.offsets, e.off_data)
-            if e.off_data not in (info.end, info.size) and (k == len(info.offsets) or info.offsets[k] != e.off_data):
+            starts, k = info.starts[e.off_data]
+            if e.off_data not in (info.end, info.size) and not starts:
                 self.ctx.add("index.boundary", f, f"off_data {e.off_data} is not the start of a record",
                              field="index.off_data", **where)
-            t = e.timestamp.total_nsec()
-            if k and info.stamps and self._latest(info.stamps, min(k, len(info.stamps))) > t:
+            latest = info.firsts.get(k) if k else None
+            if latest is not None and latest > e.timestamp.total_nsec():
                 self.ctx.add("index.invariant", f, f"a record before off_data {e.off_data} is later than "
                              f"{stamp_text(e.timestamp)}", field="index.off_data", **where)
         self.indexed.add((e.vol, e.off_data))

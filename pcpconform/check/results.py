@@ -9,6 +9,8 @@ also walked field by field (structure.py). Both paths report the same findings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pcpconform.check.columns import ResultColumns
 from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context, VolumeInfo
@@ -27,9 +29,11 @@ _STAMP_AT = 4                            # a result's timestamp follows its leng
 _DECODER_RULES = ("result.valfmt", "result.dptr")
 
 
-def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, first: bool) -> None:
-    """Check every record of an opened data volume."""
-    info = ctx.st.volumes[vol] = VolumeInfo(comp.path)
+def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, first: bool,
+                 probes: Iterable[int] = ()) -> None:
+    """Check every record of an opened data volume; ``probes`` are the offsets the index
+    names in it (answered as the records pass, for the index pass)."""
+    info = ctx.st.volumes[vol] = VolumeInfo(comp.path, probes)
     version = comp.version
     types = {pmid: d.type for pmid, d in ctx.st.descs.items()}
     count = 0
@@ -40,12 +44,11 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
         for rec in comp.records():
             count += 1
             end = rec.offset + len(rec.data)
+            info.record(rec.offset)
             if columns is None:
-                info.offsets.append(rec.offset)
                 _result(ctx, values, rec, version, types, info)
             elif not columns.check(rec, info):
                 columns.flush()
-                info.offsets.append(rec.offset)
                 found = len(diagnostics)
                 res = _result(ctx, values, rec, version, types, info)
                 columns.learn(rec, res, len(diagnostics) == found)
@@ -54,6 +57,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     finally:
         if columns is not None:
             columns.flush()
+        info.finish()
     if comp.trailing:
         ctx.add("frame.stray-bytes", comp.name, f"{len(b''.join(comp.trailing))} bytes after "
                 "the last record", offset=end)
@@ -85,7 +89,7 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
     stamp = res.timestamp
     ctx.result_stamp = (f, i, stamp)
     ns = stamp.total_nsec()
-    info.stamps.append(ns)
+    info.stamp(ns)
     ctx.time(stamp, f, i, rec.offset + _STAMP_AT, "result.timestamp", version)
     if st.last_result is not None and ns < st.last_result:
         ctx.add("result.time-order", f, f"timestamp {stamp_text(stamp)} is earlier than the previous result's "

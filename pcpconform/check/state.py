@@ -7,8 +7,11 @@ timestamps). ``Context.add`` is the one way a finding reaches the report.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,15 +33,65 @@ _ERRNO = re.compile(r"\[Errno (\d+)\]")
 IndomHistory = list[tuple[int, frozenset[int], dict[int, bytes]]]
 
 
-@dataclass
 class VolumeInfo:
-    """What the index pass needs to know of one data volume."""
+    """What the index pass needs to know of one data volume, kept without a list per result.
 
-    path: Path
-    offsets: list[int] = field(default_factory=list)        # record start offsets
-    stamps: list[int] = field(default_factory=list)         # their timestamps (ns)
-    size: int = 0
-    end: int = 0                                            # end of the last whole record
+    The index's data offsets (``probes``, read ahead of the volumes) are answered as the
+    records stream past them: whether a record starts there, how many records start
+    before it, and the latest timestamp among the first that many decoded results.
+    """
+
+    def __init__(self, path: Path, probes: Iterable[int] = ()) -> None:
+        self.path = path
+        self.size = 0
+        self.end = 0                          # end of the last whole record
+        self.records = 0                      # records framed
+        self.decoded = 0                      # results that decoded (their stamps seen)
+        self.latest: int | None = None        # the latest of those stamps (ns)
+        #: offset -> (a record starts there, records before it)
+        self.starts: dict[int, tuple[bool, int]] = {}
+        #: k -> the latest stamp among the first min(k, decoded) results
+        self.firsts: dict[int, int | None] = {}
+        self._probes = sorted(set(probes), reverse=True)    # popped from the end
+        self.next_probe: int | float = self._probes[-1] if self._probes else math.inf
+        self._wanted: deque[int] = deque()
+
+    def record(self, offset: int) -> None:
+        """A record starts at ``offset`` (offsets increase)."""
+        if offset >= self.next_probe:
+            self._answer(offset)
+        self.records += 1
+
+    def stamp(self, ns: int) -> None:
+        """The next decoded result has this time."""
+        self.decoded += 1
+        if self.latest is None or ns > self.latest:
+            self.latest = ns
+        wanted = self._wanted
+        while wanted and wanted[0] <= self.decoded:
+            self.firsts[wanted.popleft()] = self.latest
+
+    def finish(self) -> None:
+        """The last record has been read: answer the offsets beyond it."""
+        self._answer(math.inf)
+        while self._wanted:
+            self.firsts[self._wanted.popleft()] = self.latest
+
+    def _answer(self, offset: int | float) -> None:
+        probes = self._probes
+        while probes and probes[-1] <= offset:
+            at = probes.pop()
+            self.starts[at] = (at == offset, self.records)
+            if self.records:
+                self._want(self.records)
+        self.next_probe = probes[-1] if probes else math.inf
+
+    def _want(self, k: int) -> None:
+        # k counts records before this one, so at least the results decoded so far
+        if k == self.decoded:
+            self.firsts[k] = self.latest
+        else:
+            self._wanted.append(k)
 
 
 @dataclass
