@@ -24,6 +24,7 @@ from pcpconform.oracles.interp.schedule import (
     plan,
     rate_convert,
 )
+from pcpconform.oracles.interp.window import open_replay
 
 __all__ = ["add_arguments", "run"]
 
@@ -93,7 +94,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"pcpconform interp: {how}", file=sys.stderr)
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
-    replay = Replay(archive, pmids, rules=rules, emulate=emulate, from_time=early)
+    # a forward replay of a large archive reads the records as the schedule advances
+    replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
+                         whole_schedule=bool(args.plot or args.rate))
+    known_quirks = dict(replay.singular_quirks)
     start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples,
                         first_record=replay.first_record)
     if args.instances:
@@ -121,6 +125,9 @@ def _run(args: argparse.Namespace) -> int:
             write_csv(view, shown, out, rate=args.rate)
         else:
             write_text(view, shown, out, rate=args.rate, header=f"# rules {rules} ({how})")
+    if replay.singular_quirks != known_quirks:     # a window finds them as it reads
+        for line in singular_warnings(replay, source):
+            print(f"pcpconform interp: warning: {line}", file=sys.stderr)
     return 0
 
 

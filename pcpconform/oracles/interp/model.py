@@ -158,6 +158,8 @@ class ScheduleStats:
     reference: int = 0                    # schedules the per-fetch path computed
     fallbacks: Counter[str] = field(default_factory=Counter)
     series_fallbacks: Counter[str] = field(default_factory=Counter)
+    windowed: int = 0                     # schedule pieces computed over a window of records
+    window_fallbacks: Counter[str] = field(default_factory=Counter)   # window -> full replay
 
 
 class ReplayView(Protocol):
@@ -210,7 +212,8 @@ def sub_parts_exact(dsec: int, dnsec: int) -> float:
     return float(whole)                      # float(Fraction) rounds to nearest, as (double)
 
 
-sub_parts = functools.lru_cache(maxsize=1 << 16)(long_double_seconds)
+#: a small cache: record times repeat only across nearby calls, and each entry costs ~170 bytes
+sub_parts = functools.lru_cache(maxsize=1 << 12)(long_double_seconds)
 
 
 def timestamp_sub(a: Timestamp, b: Timestamp) -> float:

@@ -93,6 +93,7 @@ class Replay:
         #: one value set held (INTERP-SINGULAR-1; more than 1 aborts libpcp 6.x)
         self.singular_quirks: dict[int, int] = {}
         self.seeked_from: Any = None            # the index entry the pass started at, if any
+        self.from_time = from_time
         index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
         results = None
         if from_time is not None:
@@ -100,8 +101,7 @@ class Replay:
             if entry is not None:
                 self.seeked_from = entry
                 results = archive.results_from(entry.vol, entry.off_data)
-        with gc_paused():
-            self._collect(archive, results)
+        self._read(archive, results)
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
         # what one fetch leaves for the next; the before field is the previous fetch time,
@@ -151,6 +151,11 @@ class Replay:
             k -= step
             step *= 2
         return None
+
+    def _read(self, archive: Archive, results: Iterable[Any] | None) -> None:
+        """What the constructor reads of the records (a subclass may read less)."""
+        with gc_paused():
+            self._collect(archive, results)
 
     def _collect(self, archive: Archive, results: Iterable[Any] | None = None) -> None:
         """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
