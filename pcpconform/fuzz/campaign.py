@@ -60,6 +60,8 @@ class Summary:
     kept: int
     feedback_keys: int
     target_seconds: float = 0.0
+    #: CPU seconds this process spent making mutants (the fuzzer's own cost)
+    generation_seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "seconds": round(self.seconds, 3), "kept": self.kept,
@@ -155,6 +157,7 @@ class Campaign:
         runner, close = self._mapper()
         last_status = 0.0
         target_seconds = 0.0
+        generation_seconds = 0.0
         try:
             while True:
                 if self.o.runs is not None and self.state.runs - first >= self.o.runs:
@@ -162,7 +165,9 @@ class Campaign:
                 if self.o.seconds is not None and time.monotonic() - started >= self.o.seconds:
                     break
                 n = batch if self.o.runs is None else min(batch, self.o.runs - (self.state.runs - first))
+                cpu = time.process_time()
                 made = [self.job(k) for k in range(self.state.runs, self.state.runs + n)]
+                generation_seconds += time.process_time() - cpu
                 for (job, child), obs in zip(made, runner([j for j, _ in made])):
                     target_seconds += obs.seconds
                     self._judge(job, child, obs, self.state.runs, new)
@@ -180,7 +185,7 @@ class Campaign:
                 self.o.status.write("\n")
         return Summary(self.state.runs - first, time.monotonic() - started,
                        sorted(self.findings.values(), key=lambda f: f.id), new, len(self.state.queue),
-                       len(self.state.seen), target_seconds)
+                       len(self.state.seen), target_seconds, generation_seconds)
 
     def _save_hits(self) -> None:
         """Hit counts grow after a finding is written: bring its finding.json up to date."""

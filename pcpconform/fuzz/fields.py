@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pcpconform.format.pmtypes import Timestamp
-from pcpconform.fuzz.layout import BYTES, INT, LIST, VALUE, Field, Layout, _Ctx, layout, read_int, remember
+from pcpconform.fuzz.layout import BYTES, INT, LIST, VALUE, Field, Layout, evaluated_with, layout, read_int, remember
 from pcpconform.fuzz.values import extreme_bytes, field_values
 
 __all__ = ["NoChange", "mutate_fields", "field_values_named"]
@@ -41,11 +41,13 @@ def mutate_fields(schema: Any, payload: bytes, rng: random.Random,
     picks = [i for i in rng.sample(range(n), min(n, 4 * _TRIES)) if _mutable(lay, i)][:_TRIES]
     for i in picks:
         f = lay.field(i)
-        for change, what in _proposals(f, payload, rng, related):
+        for change, what in _proposals(f, payload, rng, related, bool(lay.sizers(i)) and not lay.depends(i)):
             patches = _patches(lay, i, payload, change)
             if patches is None:
                 continue
             out = _apply(payload, patches)
+            if out == payload:      # a shuffle of equal elements, say
+                continue
             if f.kind != LIST and all(len(new) == size for _, size, new in patches):
                 remember(schema, out, lay)      # same counts and tags: same layout
             return out, f"{f.path} {what}"
@@ -65,8 +67,8 @@ def field_values_named(lay: Layout, payload: bytes, names: tuple[str, ...]) -> d
     return out
 
 
-def _proposals(f: Field, payload: bytes, rng: random.Random,
-               related: Mapping[str, list[int]]) -> Iterator[tuple[Any, str]]:
+def _proposals(f: Field, payload: bytes, rng: random.Random, related: Mapping[str, list[int]],
+               sized: bool) -> Iterator[tuple[Any, str]]:
     """New contents for a field: bytes for INT, VALUE and BYTES, element indexes for LIST."""
     old = payload[f.offset:f.offset + f.size]
     if f.kind == VALUE:
@@ -93,7 +95,7 @@ def _proposals(f: Field, payload: bytes, rng: random.Random,
     if f.kind == BYTES:
         for _ in range(3):
             data = extreme_bytes(old, rng)
-            if f.fixed:             # a fixed-size field keeps its size: cut or NUL-padded
+            if f.fixed or (f.sizer is not None and not sized):   # its size is not its own: kept
                 data = (data + b"\0" * f.size)[:f.size]
                 if data == old:
                     continue
@@ -113,7 +115,7 @@ def _list_bytes(payload: bytes, f: Field, order: list[int]) -> bytes:
 def _patches(lay: Layout, i: int, payload: bytes, change: Any) -> list[Patch] | None:
     """The byte patches of one change, counts included; None when the schema cannot hold it."""
     f = lay.field(i)
-    if f.kind in (INT, VALUE) or (f.kind == BYTES and f.fixed):
+    if f.kind in (INT, VALUE) or (f.kind == BYTES and len(change) == f.size):
         return [(f.offset, f.size, change)]
     if f.kind == BYTES:
         patches: list[Patch] = [(f.offset, f.size, change)]
@@ -128,6 +130,10 @@ def _patches(lay: Layout, i: int, payload: bytes, change: Any) -> list[Patch] | 
             patches.append((count.offset, count.size, bytes(count.con.build(new_count))))
         except Exception:           # the count cannot say that many
             return None
+        old_count = read_int(count, payload)
+        for expr, ctx in lay.guards_of(c):     # a condition or tag it flips is not a patch
+            if evaluated_with(expr, ctx, count.name, new_count) != evaluated_with(expr, ctx, count.name, old_count):
+                return None
         for x in lay.sized(c):
             if x == i:
                 continue
@@ -136,9 +142,7 @@ def _patches(lay: Layout, i: int, payload: bytes, change: Any) -> list[Patch] | 
                 patches.append((other.offset, other.size, _list_bytes(payload, other, change)))
             elif other.kind == BYTES and other.sizer is not None:
                 expr, ctx = other.sizer
-                again = _Ctx(ctx)
-                dict.__setitem__(again, count.name, new_count)
-                size = int(expr(again))
+                size = int(evaluated_with(expr, ctx, count.name, new_count))
                 old = payload[other.offset:other.offset + other.size]
                 patches.append((other.offset, other.size, (old + b"~" * size)[:size]))
             else:

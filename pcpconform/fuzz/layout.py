@@ -40,7 +40,8 @@ from construct import (
 
 from pcpconform.format.schema.common import RemainingBytes, ToEnd
 
-__all__ = ["INT", "BYTES", "VALUE", "LIST", "Field", "Layout", "LayoutError", "layout", "remember", "read_int"]
+__all__ = ["INT", "BYTES", "VALUE", "LIST", "Field", "Layout", "LayoutError", "layout", "remember", "read_int",
+           "evaluated_with"]
 
 #: field kinds: an integer word; a byte string; a fixed-size adapted value (a timestamp);
 #: a list of elements (arrays, value blocks)
@@ -87,6 +88,7 @@ class Layout:
         self.counts = {c: tuple(v) for c, v in w.counts.items()}
         self.extra = w.extra
         self.structural = frozenset(w.structural)
+        self.guards = {c: tuple(v) for c, v in w.guards.items()}
         sized_by: dict[int, list[int]] = {}
         for c, xs in w.counts.items():
             for x in xs:
@@ -127,9 +129,27 @@ class Layout:
         """(count, extra) for every count that sizes field ``i``."""
         entry, k = self._locate(i)
         if isinstance(entry, Field):
-            return [(c, self.extra[(c, i)]) for c in self.sized_by.get(i, ())]
-        base = i - k % len(entry.shape.protos)
-        return [(base + c, extra) for c, extra in entry.shape.sizers.get(k % len(entry.shape.protos), ())]
+            pairs = [(c, self.extra[(c, i)]) for c in self.sized_by.get(i, ())]
+        else:
+            base = i - k % len(entry.shape.protos)
+            pairs = [(base + c, extra) for c, extra in entry.shape.sizers.get(k % len(entry.shape.protos), ())]
+        return [(c, extra) for c, extra in pairs if extra is not None]
+
+    def depends(self, i: int) -> bool:
+        """Whether field ``i``'s size depends on a count other than one for one."""
+        entry, k = self._locate(i)
+        if isinstance(entry, Field):
+            return any(self.extra[(c, i)] is None for c in self.sized_by.get(i, ()))
+        return any(extra is None for _, extra in entry.shape.sizers.get(k % len(entry.shape.protos), ()))
+
+    def guards_of(self, c: int) -> tuple[tuple[Any, dict[str, Any]], ...]:
+        """The conditions and tags that read field ``c`` (with their context)."""
+        if c in self.guards:
+            return self.guards[c]
+        entry, k = self._locate(c)
+        if isinstance(entry, Field):
+            return ()
+        return entry.shape.guards.get(k % len(entry.shape.protos), ())
 
     def sized(self, c: int) -> tuple[int, ...]:
         """The fields count ``c`` sizes."""
@@ -188,6 +208,18 @@ class _Ctx(dict[str, Any]):
             raise AttributeError(key) from None
 
 
+def _size_with(sizer: tuple[Any, dict[str, Any]], name: str, value: int) -> int:
+    """A size expression evaluated with one field of its context set to ``value``."""
+    return int(evaluated_with(sizer[0], sizer[1], name, value))
+
+
+def evaluated_with(expr: Any, ctx: dict[str, Any], name: str, value: int) -> Any:
+    """A schema expression evaluated with one field of its context set to ``value``."""
+    again = _Ctx(ctx)
+    dict.__setitem__(again, name, value)
+    return expr(again)
+
+
 def _int_con(con: Construct) -> Construct | None:
     while isinstance(con, Renamed):
         con = con.subcon
@@ -202,8 +234,10 @@ class _Walker:
         self.n = 0
         self.pos: dict[int, int] = {}         # a plain field's index -> its entry
         self.counts: dict[int, list[int]] = {}
-        self.extra: dict[tuple[int, int], int] = {}
+        self.extra: dict[tuple[int, int], int | None] = {}
         self.structural: set[int] = set()
+        #: a field -> the conditions and tags that read it, with their context
+        self.guards: dict[int, list[tuple[Any, _Ctx]]] = {}
 
     def get(self, i: int) -> Field:
         entry = self.entries[self.pos[i]]
@@ -233,10 +267,20 @@ class _Walker:
         self.n += 1
         return self.n - 1
 
-    def _sized(self, index: int, counts: list[int], measure: int) -> None:
+    def _sized(self, index: int, counts: list[int], measure: int,
+               sizer: tuple[Any, dict[str, Any]] | None = None) -> None:
+        """Field ``index`` is sized by ``counts``; ``extra`` (count - measure) is kept
+        where the size follows the count one for one, None where it only depends on it
+        (the padding after a value block)."""
         for c in counts:
             self.counts.setdefault(c, []).append(index)
-            self.extra[(c, index)] = self._value(c) - measure
+            value = self._value(c)
+            linear = sizer is None or _size_with(sizer, self.get(c).name, value + 1) == measure + 1
+            self.extra[(c, index)] = value - measure if linear else None
+
+    def _guard(self, expr: Any, ctx: _Ctx, used: list[int]) -> None:
+        for u in used:
+            self.guards.setdefault(u, []).append((expr, ctx))
 
     def _value(self, index: int) -> int:
         return read_int(self.get(index), self.data)
@@ -281,12 +325,14 @@ class _Walker:
         if isinstance(con, Rebuild):
             return self.walk(con.subcon, at, end, ctx, path, name)
         if isinstance(con, IfThenElse):
-            cond, _ = self._eval(con.condfunc, ctx)
+            cond, used = self._eval(con.condfunc, ctx)
+            self._guard(con.condfunc, ctx, used)
             return self.walk(con.thensubcon if cond else con.elsesubcon, at, end, ctx, path, name)
         if con is Pass:
             return at, None
         if isinstance(con, Switch):
-            key, _ = self._eval(con.keyfunc, ctx)
+            key, used = self._eval(con.keyfunc, ctx)
+            self._guard(con.keyfunc, ctx, used)
             return self.walk(con.cases.get(key, con.default), at, end, ctx, path, name)
         if isinstance(con, Array):
             count, used = self._eval(con.count, ctx)
@@ -321,7 +367,7 @@ class _Walker:
         if stop < at or stop > end:
             raise LayoutError(f"{path}: {stop - at} bytes at {at}, {end - at} left")
         i = self._add(Field(path, name, at, stop - at, BYTES, sizer=sizer, fixed=fixed))
-        self._sized(i, used, stop - at)
+        self._sized(i, used, stop - at, sizer)
         return stop, self.data[at:stop]
 
     def _list(self, sub: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str, used: list[int],
@@ -383,7 +429,8 @@ class _Shape:
         self.probe = _probe(list(self.sig))
         self.counts = {c - first: tuple(x - first for x in xs) for c, xs in w.counts.items() if first <= c < last}
         self.count_list = tuple(sorted(self.counts))
-        sizers: dict[int, list[tuple[int, int]]] = {}
+        self.guards = {c - first: tuple(v) for c, v in w.guards.items() if first <= c < last}
+        sizers: dict[int, list[tuple[int, int | None]]] = {}
         for (c, x), extra in w.extra.items():
             if first <= c < last:
                 sizers.setdefault(x - first, []).append((c - first, extra))

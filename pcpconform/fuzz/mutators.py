@@ -345,6 +345,17 @@ _COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
+@functools.lru_cache(maxsize=64)
+def _packed_cached(suffix: str, data: bytes) -> bytes:
+    return _COMPRESSORS[suffix](data)
+
+
+def _packed(suffix: str, data: bytes) -> bytes:
+    """``data`` compressed; most parts of a mutant are its parent's, so small ones are
+    compressed once."""
+    return _packed_cached(suffix, data) if len(data) <= 1 << 17 else _COMPRESSORS[suffix](data)
+
+
 def compress(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
     """A file wrapped in a compression format, maybe with its compressed bytes damaged."""
     parts = [p for p in _parts(ed) if p != "index"]
@@ -352,7 +363,7 @@ def compress(ed: ArchiveEdit, rng: random.Random, donors: list[Files]) -> str:
         raise Skip("nothing to compress")
     part = rng.choice(parts)
     suffix = rng.choice(sorted(_COMPRESSORS))
-    packed = bytearray(_COMPRESSORS[suffix](bytes(ed.files.pop(part))))
+    packed = bytearray(_packed(suffix, bytes(ed.files.pop(part))))
     what = f"{part} compressed as .{suffix}"
     damage = rng.randrange(3)
     if damage == 1:
