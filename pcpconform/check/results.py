@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from pcpconform.check.columns import ResultColumns
 from pcpconform.check.describe import stamp_text
+from pcpconform.check.frames import volume_records
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
 from pcpconform.check.values import ValueChecks
@@ -41,7 +42,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     columns = ResultColumns(ctx, values, version) if ctx.columns else None
     diagnostics = ctx.report.diagnostics
     try:
-        for rec in comp.records():
+        for rec in (comp.records() if columns is None else volume_records(comp)):
             count += 1
             end = rec.offset + len(rec.data)
             info.record(rec.offset)
