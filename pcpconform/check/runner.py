@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import multiprocessing
 import os
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -133,9 +134,12 @@ class _Progress:
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    # spawn, not fork: the progress bar runs a thread, and forking a threaded process can
-    # deadlock the child.
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    """Worker processes: forked when this process runs no other thread (a forked worker
+    starts at once, with every module imported), else spawned (forking a threaded process
+    can deadlock the child; the progress bar runs a thread)."""
+    forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    context = multiprocessing.get_context("fork" if forkable else "spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
 def _isolate(check: CheckFunction, base: Path, max_diagnostics: int | None
@@ -178,39 +182,45 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                 on_report(report)
             shown += 1
     workers = max(1, min(jobs, len(bases)))
-    with _Progress(progress, len(bases)) as bar:
+    with contextlib.ExitStack() as stack:
+        pool: ProcessPoolExecutor | None = None
+        futures: dict[Future[tuple[Report | None, str | None]], int] = {}
+        if dask is None and workers > 1:
+            # before the progress bar starts its thread, so that the workers can be forked
+            # (the pool starts them all at the first submit), with the checker imported once
+            if check is default_check:
+                import_module("pcpconform.check.engine")
+            pool = stack.enter_context(_pool(workers))
+            futures = {pool.submit(_check_one, check, base, max_diagnostics): i for i, base in enumerate(bases)}
+        bar = stack.enter_context(_Progress(progress, len(bases)))
         if dask is not None:
             calls = [(check, base, max_diagnostics, __version__, os.getcwd()) for base in bases]
-            with contextlib.ExitStack() as stack:
-                cluster = dask if isinstance(dask, Cluster) else stack.enter_context(Cluster(dask))
-                for i, outcome in cluster.completed(_check_remote, calls):
-                    finished(i, (None, _DIED) if isinstance(outcome, WorkerDied) else outcome)
-                    bar.advance(bases[i])
-        elif workers == 1:
+            cluster = dask if isinstance(dask, Cluster) else stack.enter_context(Cluster(dask))
+            for i, outcome in cluster.completed(_check_remote, calls):
+                finished(i, (None, _DIED) if isinstance(outcome, WorkerDied) else outcome)
+                bar.advance(bases[i])
+        elif pool is None:
             for i, base in enumerate(bases):
                 finished(i, _check_one(check, base, max_diagnostics))
                 bar.advance(base)
         else:
             broken: list[int] = []
-            with _pool(workers) as pool:
-                futures: dict[Future[tuple[Report | None, str | None]], int] = {
-                    pool.submit(_check_one, check, base, max_diagnostics): i
-                    for i, base in enumerate(bases)}
-                pending = set(futures)
-                try:
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for fut in done:
-                            i = futures[fut]
-                            try:
-                                finished(i, fut.result())
-                            except BrokenProcessPool:
-                                broken.append(i)
-                                continue
-                            bar.advance(bases[i])
-                except BaseException:
-                    pool.shutdown(wait=False, cancel_futures=True)
-                    raise
+            pending = set(futures)
+            try:
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        i = futures[fut]
+                        try:
+                            finished(i, fut.result())
+                        except BrokenProcessPool:
+                            broken.append(i)
+                            continue
+                        bar.advance(bases[i])
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
             for i in sorted(broken):
                 finished(i, _isolate(check, bases[i], max_diagnostics))
                 bar.advance(bases[i])

@@ -69,3 +69,11 @@ def test_reports_stream_in_input_order(tree: Path) -> None:
     seen: list[str] = []
     results = run_checks(bases, jobs=2, check=slow_first, on_report=lambda r: seen.append(r.archive))
     assert [r.archive for r in results] == seen == [str(b) for b in bases]
+
+
+def test_with_the_progress_bar_too(tree: Path) -> None:
+    bases = [tree / "valid-compress-gz-v2" / "a", tree / "invalid-desc-conflict-v3" / "a"]
+    one, two = (run_checks(bases, jobs=j, progress=True) for j in (1, 2))
+    assert [r.to_json() | {"seconds": 0} for r in two] == [r.to_json() | {"seconds": 0} for r in one]
+    assert len(two) == 2
+

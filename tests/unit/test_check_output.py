@@ -508,7 +508,7 @@ def test_jobs_option(tmp_path: Path, capsys: Capsys, fake_checker: FakeChecker, 
     seen: list[tuple[Any, ...]] = []
 
     def spy(bases: list[Path], jobs: int, max_diagnostics: int | None, progress: bool,
-            on_report: Any = None) -> CheckResults:
+            on_report: Any = None, dask: Any = None) -> CheckResults:
         seen.append((list(bases), jobs, max_diagnostics, progress))
         return CheckResults([crafted(b) for b in bases])
 
