@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pcpconform.check import frames
 from pcpconform.check.engine import check_archive
 from pcpconform.check.state import VolumeInfo
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmSem, PmType, PmUnits, Timestamp
@@ -86,7 +87,8 @@ def _peak(base: Path) -> int:
     return peak
 
 
-def test_memory_does_not_grow_with_results(tmp_path: Path) -> None:
+def test_memory_does_not_grow_with_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(frames, "_CHUNK", 4096)    # the read buffer is bounded, not per result
     small = _tiny(tmp_path / "small", 2_000)
     large = _tiny(tmp_path / "large", 20_000)
     _peak(small)                     # first use: imports and caches
