@@ -10,7 +10,10 @@ Archives come from ``bench_decode.py`` (dump, rebuild, check of version 3 and 2)
 ``bench_interp.py`` (interp, derive), cached under ``build/bench/``. The in-process
 interpolation replay is compared with libpcp's in C (``benchmarks/c/interp_loop.c``, built
 with ``cc ... -lpcp``: without a compiler or libpcp3-dev the script says so and exits 2),
-``derive`` with ``pmrep`` given the same ``PCP_DERIVED_CONFIG``. Rounds are interleaved (each command once per
+``derive`` with ``pmrep`` given the same ``PCP_DERIVED_CONFIG``, ``check -j 2`` with
+``check -j 1`` over ``bench_check_many.py``'s directory of ``--many`` archives. Before
+timing, the replay is verified against the C program's and derive's values against
+pmrep's, so that both sides do the same work. Rounds are interleaved (each command once per
 round), so a slow spell on a shared machine hits every command alike; each row shows the
 best wall-clock and CPU (user + system of the child) time of ``--repeat`` runs, the
 reference it is compared with, the speed ratio (reference time / command time, higher is
@@ -199,6 +202,23 @@ def check_rows(base: Path, version: int, tool: str) -> list[Row]:
             Row(f"pcpconform check v{version}", [tool, "check", "--quiet", str(base)], ref, "")]
 
 
+def check_many_rows(tool: str, count: int) -> list[Row]:
+    """``check -j 2`` against ``-j 1`` over bench_check_many.py's directory of ``count``
+    archives and MMV files (none when that module is not there or ``count`` is 0)."""
+    try:
+        import bench_check_many
+    except ImportError:
+        print("run_all: no benchmarks/bench_check_many.py, no check -j rows", file=sys.stderr)
+        return []
+    if count <= 0:
+        return []
+    where = bench_check_many.build_directory(count)
+    j1 = f"pcpconform check -j 1, {count} files"
+    return [Row(j1, [tool, "check", "-q", "-j", "1", str(where)]),
+            Row(f"pcpconform check -j 2, {count} files", [tool, "check", "-q", "-j", "2", str(where)],
+                j1, ">= 1.8x")]
+
+
 def decode_archive(size_mb: float, version: int) -> Path:
     base = ROOT / "build" / "bench" / f"bench-{size_mb:g}mb-v{version}" / "bench"
     if bench_decode.load_cached(base) is None:
@@ -240,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--size-mb", type=float, default=20.0)
     ap.add_argument("--fetches", type=int, default=2000)
+    ap.add_argument("--many", type=int, default=200,
+                    help="archives for the check -j rows (bench_check_many.py; 0: none)")
     args = ap.parse_args(argv)
     try:
         bench_interp.build_c_loop()
@@ -262,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
                 "pcpconform dump --format jsonl", ">= 0.67x (within 1.5x)"),
             *check_rows(base, 3, tool),
             *check_rows(base_v2, 2, tool),
+            *check_many_rows(tool, args.many),
             *interp,
             *derive_rows(interp_base, args.fetches, tool, scratch),
             Row("start-up: pcpconform --version", [tool, "--version"]),

@@ -161,3 +161,7 @@ def test_without_a_compiler_the_benchmark_says_so_and_exits_2(
     assert {"run_all": run_all, "bench_interp": bench_interp}[script].main([]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot build the C reference: no C compiler" in err
+
+
+def test_no_check_many_rows_for_zero_archives() -> None:
+    assert run_all.check_many_rows("pcpconform", 0) == []
