@@ -478,9 +478,12 @@ class _Run:
 
 @dataclass
 class _Cache:
-    """Layouts by (schema, bytes), or why the bytes have none; least recently used dropped first."""
+    """Layouts by (schema, bytes), or why the bytes have none; least recently used dropped
+    first, within a count and a byte budget (a layout holds about its record's size)."""
 
     limit: int = 4096
+    budget: int = 64 << 20
+    held: int = 0
     entries: OrderedDict[tuple[int, bytes], Layout | str] = field(default_factory=OrderedDict)
 
     def get(self, key: tuple[int, bytes]) -> Layout | str | None:
@@ -490,9 +493,22 @@ class _Cache:
         return found
 
     def put(self, key: tuple[int, bytes], value: Layout | str) -> None:
+        if key not in self.entries:
+            self.held += 2 * len(key[1])
         self.entries[key] = value
-        if len(self.entries) > self.limit:
-            self.entries.popitem(last=False)
+        while self.entries and (len(self.entries) > self.limit or self.held > self.budget):
+            (schema, data), dropped = self.entries.popitem(last=False)
+            self.held -= 2 * len(data)
+            recent = _BY_SIZE.get((schema, len(data)), [])
+            if dropped in recent:
+                recent.remove(dropped)
+                if not recent:
+                    del _BY_SIZE[(schema, len(data))]
+
+    def clear(self) -> None:
+        self.entries.clear()
+        _BY_SIZE.clear()
+        self.held = 0
 
 
 _CACHE = _Cache()
@@ -544,8 +560,6 @@ def layout(schema: Construct, data: bytes) -> Layout:
             except LayoutError as exc:  # kept too: a damaged record is walked once
                 _CACHE.put(key, str(exc))
                 raise
-            if len(_BY_SIZE) > _CACHE.limit:
-                _BY_SIZE.clear()
             recent = _BY_SIZE.setdefault((id(schema), len(key[1])), [])
             recent.insert(0, found)
             del recent[_SAME_SIZE:]

@@ -72,7 +72,7 @@ def _related_in(ed: ArchiveEdit) -> Mapping[str, list[int]]:
     return _Related(ed)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=32)
 def _related_meta(version: int, meta: bytes) -> dict[str, list[int]]:
     """pmIDs, indoms, instances and idents the metadata holds, with PCP's edge identifiers
     (cached: the queue's inputs share their .meta files often)."""
@@ -87,7 +87,7 @@ def _related_meta(version: int, meta: bytes) -> dict[str, list[int]]:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _related_record(version: int, payload: bytes) -> dict[str, list[int]]:
     """The identifiers one .meta record holds (cached: mutants share most of their records);
     an indom's instance list counts as instances."""

@@ -87,7 +87,7 @@ def test_the_walk_reads_what_construct_reads(index: int, words: list[tuple[int, 
 def test_field_mutations_keep_records_readable(index: int, seed: int) -> None:
     schema, payload = RECORDS[index]
     try:
-        out, what = mutate_fields(schema, payload, random.Random(seed), {})
+        out, _ = mutate_fields(schema, payload, random.Random(seed), {})
     except NoChange:
         return
     assert out != payload

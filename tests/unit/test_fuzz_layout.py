@@ -164,8 +164,7 @@ def test_length_field_changes_one_count_and_names_it() -> None:
 
 
 def _clear_caches() -> None:
-    layout_module._CACHE.entries.clear()
-    layout_module._BY_SIZE.clear()
+    layout_module._CACHE.clear()
     mutators._related_record.cache_clear()
     mutators._related_meta.cache_clear()
 
