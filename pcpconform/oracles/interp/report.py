@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import bisect
 import csv
+import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
@@ -152,26 +154,69 @@ def write_text(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate
         out.write("".join(lines))
 
 
+#: a field csv.writer (QUOTE_MINIMAL, "\n" line ends) writes as it is
+_PLAIN = re.compile(r'[^,"\r\n]*\Z').match
+_CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
+
+
 def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
     """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
-    metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason."""
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(["time", "metric", "pmid", "inst", "instance", "value", "reason"])
+    metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason.
+
+    The bytes ``csv.writer`` writes; rows are joined as strings (the per-instance middle
+    cached per instance-name table), and a row with a field that needs quoting goes
+    through ``csv.writer``."""
+    out.write(_CSV_HEADER)
     rows_of = _Rows(archive, rate)
+    quoted = io.StringIO()
+    quoting = csv.writer(quoted, lineterminator="\n")
+    plain = _PLAIN
+    # (pmid, id of the cached names table) -> inst -> ",metric,pmid,inst,instance," ("" if quoted)
+    middles: dict[tuple[int, int], dict[int, str]] = {}
     for s in samples:
         when = f"{s.time.sec}.{s.time.nsec:09d}"
         if s.eol:
-            w.writerow([when, "", "", "", "", "", "end of log"])
+            out.write(f"{when},,,,,,end of log\n")
             continue
         lines = []
-        for pmid, name, _desc, vtype, rows in rows_of(s):
-            ptext = rows_of.metric(pmid)[3]
-            for inst, iname, v in rows:
-                if isinstance(v, NoValue):
-                    lines.append([when, name, ptext, inst, iname or "", "", v.reason])
+        for pmid, insts in s.values.items():
+            name, desc, vtype, ptext = rows_of.metric(pmid)
+            names = rows_of.names(desc, s)       # cached per position in the history
+            key = (pmid, id(names))
+            middle = middles.get(key)
+            if middle is None:
+                middle = middles[key] = {}
+            for inst in sorted(insts):
+                v = insts[inst]
+                mid = middle.get(inst)
+                iname = None
+                if mid is None:
+                    iname = names.get(inst) or ""
+                    mid = middle[inst] = (f",{name},{ptext},{inst},{iname},"
+                                          if plain(name) and plain(iname) else "")
+                cls = v.__class__
+                if cls is int or cls is float:      # value_text's str(), never quoted
+                    if mid:
+                        lines.append(f"{when}{mid}{v},\n")
+                        continue
+                    text, reason = str(v), ""
+                elif cls is NoValue:
+                    text, reason = "", v.reason
+                    if mid and plain(reason):
+                        lines.append(f"{when}{mid},{reason}\n")
+                        continue
                 else:
-                    lines.append([when, name, ptext, inst, iname or "", _shown(v, vtype), ""])
-        w.writerows(lines)
+                    text, reason = value_text(v, vtype), ""
+                    if mid and plain(text):
+                        lines.append(f"{when}{mid}{text},\n")
+                        continue
+                if iname is None:
+                    iname = names.get(inst) or ""
+                quoting.writerow([when, name, ptext, inst, iname, text, reason])
+                lines.append(quoted.getvalue())
+                quoted.seek(0)
+                quoted.truncate()
+        out.write("".join(lines))
 
 
 def _shown(value: Any, vtype: int) -> str:
