@@ -12,7 +12,8 @@ and each string's NUL. Anything else (a mark, a new layout, a finding, an event 
 goes to the reference path, counted under a ``Fallback`` reason, so a finding is always
 reported by the same code in the same order, and the shape is learned again from it.
 
-Kept per archive: the shapes (at most ``MAX_SHAPES``) and nothing per result.
+Kept per archive: the shapes (at most ``MAX_SHAPES``, their masks at most ``SHAPE_BYTES``
+bytes) and nothing per result.
 """
 
 from __future__ import annotations
@@ -35,10 +36,12 @@ from pcpconform.format.values import F32
 from pcpconform.io.bulk import DecodedResult, struct_format
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["Fallback", "Shape", "ResultColumns", "MAX_SHAPES"]
+__all__ = ["Fallback", "Shape", "ResultColumns", "MAX_SHAPES", "SHAPE_BYTES"]
 
 #: shapes kept per archive; more distinct layouts than this start the cache again
 MAX_SHAPES = 1024
+#: record bytes the kept shapes may cover (each holds a mask and the masked record)
+SHAPE_BYTES = 16 << 20
 #: shapes kept per key (strings of one padded length differ in their block's vlen)
 _PER_KEY = 4
 _PMVALUE = struct_format(PmValue)                 # "iI": instance, value word
@@ -73,6 +76,7 @@ class Fallback(enum.Enum):
     UNDECODED = "undecoded"            # the record does not decode (reported)
     FINDING = "finding"                # learning: the reference path reported something
     UNSUPPORTED = "unsupported"        # learning: not canonical, event arrays, numval <= 0
+    TOO_LARGE = "too-large"            # learning: a record too large to keep a shape of
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class ResultColumns:
         #: (record length, numpmid and first pmID) -> the shapes of that key, newest first
         self.shapes: dict[tuple[int, bytes], list[Shape]] = {}
         self._count = 0
+        self._bytes = 0
         self.paths: Counter[str] = ctx.report.result_paths
         self._pending: tuple[str, int, int, int] | None = None   # last fast result's time
 
@@ -193,17 +198,22 @@ class ResultColumns:
         if not clean:
             self.paths[Fallback.FINDING.value] += 1
             return
+        size = 2 * len(rec.data)                 # a mask and the masked record
+        if 2 * size > SHAPE_BYTES:
+            self.paths[Fallback.TOO_LARGE.value] += 1
+            return
         shape = self._shape(rec.data, res)
         if shape is None:
             self.paths[Fallback.UNSUPPORTED.value] += 1
             return
-        if self._count >= MAX_SHAPES:
+        if self._count >= MAX_SHAPES or self._bytes + size > SHAPE_BYTES:
             self.shapes.clear()
-            self._count = 0
+            self._count = self._bytes = 0
         hdr = self.header
         shapes = self.shapes.setdefault((len(rec.data), rec.data[hdr - 4:hdr + 4]), [])
         shapes.insert(0, shape)
         self._count += 1
+        self._bytes += size
         del shapes[_PER_KEY:]
 
     def _shape(self, data: bytes, res: DecodedResult) -> Shape | None:

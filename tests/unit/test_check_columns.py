@@ -74,6 +74,18 @@ def test_columns_taken_for_the_benchmark_shape(bench: Path) -> None:
     assert paths["columns"] >= 0.8 * results, paths
 
 
+def test_shapes_are_bounded(bench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records too large for the shape budget go the reference path, counted, same report."""
+    monkeypatch.setattr(columns_module, "SHAPE_BYTES", 12_000)     # results are ~4 KB
+    report = check_archive(bench)
+    assert report.result_paths["too-large"] > 0 and report.result_paths["columns"] == 0
+    assert _json(bench, True) == _json(bench, False)
+    monkeypatch.setattr(columns_module, "SHAPE_BYTES", 40_000)     # a few shapes at a time
+    report = check_archive(bench)
+    assert report.result_paths["columns"] > 0 and report.result_paths["new-shape"] > 6
+    assert _json(bench, True) == _json(bench, False)
+
+
 def test_reference_path_takes_no_column(bench: Path) -> None:
     assert check_archive(bench, columns=False).result_paths == {}
 
