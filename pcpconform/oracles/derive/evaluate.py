@@ -111,20 +111,23 @@ class Evaluator(Functions, Ternary):
         sign = -1 if interval_nsec < 0 else 1
         delta = (sign * (abs(interval_nsec) // 10**9), sign * (abs(interval_nsec) % 10**9))
         origin = (start.sec, start.nsec)
-        at = start.total_nsec()
         out = []
-        for _ in range(count):
-            after = origin_add(origin, delta)
-            out.append(self.fetch(Timestamp.from_nsec(at), stamp=origin, origin_after=after))
-            origin = after
-            at += interval_nsec
+        # the operands' samples a piece of the schedule at a time (the vectorised replay
+        # gives what one replay.fetch after another gives, fetch state included)
+        for piece in self.replay.schedule_chunks(start, interval_nsec, count):
+            for sample in piece:
+                after = origin_add(origin, delta)
+                out.append(self.fetch(sample.time, stamp=origin, origin_after=after, sample=sample))
+                origin = after
         return out
 
     def fetch(self, when: Timestamp, *, stamp: tuple[int, int] | None = None,
-              origin_after: tuple[int, int] | None = None) -> DerivedSample:
+              origin_after: tuple[int, int] | None = None, sample: Sample | None = None) -> DerivedSample:
         """One fetch at ``when``. ``stamp`` is the result timestamp as libpcp holds it and
-        ``origin_after`` the context origin after the fetch (both default to ``when``)."""
-        sample = self.replay.fetch(when)
+        ``origin_after`` the context origin after the fetch (both default to ``when``);
+        ``sample`` is the operands' replay at ``when`` if already computed."""
+        if sample is None:
+            sample = self.replay.fetch(when)
         out = DerivedSample(when, eol=sample.eol)
         if sample.eol:                 # libpcp does not evaluate derived metrics at EOL
             return out
@@ -336,6 +339,9 @@ class Evaluator(Functions, Ternary):
             results = [bin_op(rtype, kind, a, left.desc.type, left.mul, left.div, b,
                               right.desc.type, right.mul, right.div)
                        for a in _truth_values(left, lv) for b in _truth_values(right, rv)]
+            if len(results) == 1:           # no unpredictable truth value: one outcome
+                out.append((inst, results[0]))
+                continue
             same = all(pairs_key([(0, r)]) == pairs_key([(0, results[0])]) for r in results)
             out.append((inst, results[0] if same else UNPREDICTABLE))
         st.ivlist, st.numval = out, len(out)
