@@ -258,6 +258,8 @@ class ResultColumns:
                     if vtype == PmType.STRING:
                         nuls.append(off + vlen - 1)
             if is_counter(info):
+                if any(c.pmid == vs.pmid for c in counters):
+                    return None     # compared with itself within the record: reference path
                 column = (self._insitu(vs.pmid, ptype, vs.columns[0], vlist) if vs.valfmt == 0
                           else self._blocks(vs.pmid, ptype, vs.columns[0], offsets))
                 if column is None:

@@ -14,9 +14,10 @@ import pytest
 from pcpconform.check import columns as columns_module
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES
-from pcpconform.format.pmtypes import PmID
+from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset
 from pcpconform.io.reader import Component
+from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
 ROOT = Path(__file__).resolve().parents[2]
 _VSET = struct.Struct(">Iii")       # pmid, numval, valfmt
@@ -180,3 +181,22 @@ def test_a_column_check_left_out_shows(bench: Path, tmp_path: Path, monkeypatch:
     monkeypatch.setattr(columns_module, "_lt", lambda now, was: False)
     assert _json(mutant, True) != _json(mutant, False)
 
+
+
+def test_a_counter_twice_in_one_result(tmp_path: Path) -> None:
+    """The second value set of a counter is compared with the first, in the same result."""
+    pmid = int(PmID("60.0.1"))
+    w = ArchiveWriter(tmp_path / "a", 3)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="twice", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    w.put_desc(pmid, PmType.U32, PM_INDOM_NULL, PmSem.COUNTER, PmUnits(), ["twice.counter"])
+    w.put_index(t0)
+    for k in range(20):
+        vsets = [ValueSetSpec(pmid, PmType.U32, [(-1, 100 + k)]),
+                 ValueSetSpec(pmid, PmType.U32, [(-1, 100 + k + (5 if k < 10 else -5))])]
+        w.put_result_bytes(w.encode_result(layout_result(3, Timestamp(t0.sec + k, 0), vsets)))
+    w.put_index(Timestamp(t0.sec + 19, 0))
+    w.close()
+    fast = _json(tmp_path / "a", True)
+    assert fast == _json(tmp_path / "a", False)
+    assert {d["code"] for d in fast["diagnostics"]} == {"value.counter-decrease"}  # type: ignore[attr-defined]
