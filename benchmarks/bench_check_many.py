@@ -5,10 +5,10 @@ Run from the project root::
 
     .venv/bin/python benchmarks/bench_check_many.py [--count 200] [--repeat 3]
 
-The directory (``build/bench/many-COUNT/``) holds COUNT archives, each in a directory of its
-own: half are pmlogger-like archives of 1 to 8 MB made by ``bench_decode.generate`` (eight
+The directory (``build/bench/many-COUNT-SIZES/``) holds COUNT archives, each in a directory of its
+own: half are pmlogger-like archives of 2 to 16 MB made by ``bench_decode.generate`` (eight
 distinct ones, v2 and v3, each hard-linked as often as needed: the check reads every byte of
-every link), half are the corpus's archives and MMV files, valid and invalid, taken in turn.
+every link; ``--sizes`` chooses others), half are the corpus's archives and MMV files, valid and invalid, taken in turn.
 Each round runs ``pcpconform check -q -j 1 DIR`` and ``-j 2 DIR`` side by side (interleaved,
 output to /dev/null, the same bytes checked); the table shows the best wall clock of
 ``--repeat`` rounds, the CPU seconds of each (user + system of the command and its worker
@@ -39,10 +39,11 @@ sys.path.insert(0, str(HERE))
 
 import bench_decode  # noqa: E402  (the benchmarks' own module)
 
-#: the generated archives: (version, MB); hard-linked in turn into half the directory
-GENERATED = [(3, 1.0), (2, 2.0), (3, 4.0), (2, 8.0), (2, 1.0), (3, 2.0), (2, 4.0), (3, 8.0)]
+#: the generated archives' sizes in MB (each in version 3 and 2): hard-linked in turn into
+#: half the directory
+SIZES = (2.0, 4.0, 8.0, 16.0)
 #: bump when the directory's content changes, so a stale one is rebuilt
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 
 
 def _corpus_targets() -> list[Path]:
@@ -58,15 +59,16 @@ def _link_tree(source_dir: Path, into: Path, names: list[str] | None = None) -> 
             os.link(src, into / src.name)
 
 
-def build_directory(count: int) -> Path:
-    """``build/bench/many-COUNT/``, made once: COUNT archives (and MMV files), one per directory."""
-    where = ROOT / "build" / "bench" / f"many-{count}"
+def build_directory(count: int, sizes: tuple[float, ...] = SIZES) -> Path:
+    """``build/bench/many-COUNT-SIZES/``, made once: COUNT archives (and MMV files), one per
+    directory."""
+    where = ROOT / "build" / "bench" / f"many-{count}-{'-'.join(f'{mb:g}' for mb in sizes)}"
     stamp = where / ".layout"
     if stamp.is_file() and stamp.read_text() == str(LAYOUT_VERSION):
         return where
     shutil.rmtree(where, ignore_errors=True)
     sources = []
-    for version, size in GENERATED:
+    for size, version in ((mb, v) for mb in sizes for v in (3, 2)):
         base = ROOT / "build" / "bench" / f"bench-{size:g}mb-v{version}".replace(".", "p") / "bench"
         if bench_decode.load_cached(base) is None:
             base.parent.mkdir(parents=True, exist_ok=True)
@@ -113,18 +115,18 @@ def _spin(copies: int) -> float:
     return time.perf_counter() - began
 
 
-def measure(count: int = 200, repeat: int = 3, *, verbose: bool = True
+def measure(count: int = 200, repeat: int = 3, sizes: tuple[float, ...] = SIZES, *, verbose: bool = True
             ) -> tuple[float, float, dict[str, float]]:
     """Best wall clock of ``-j 1`` and ``-j 2`` over the directory, and the CPU seconds
     (the best round's of each; start-up: one tiny archive with one and with two jobs)."""
-    where = build_directory(count)
+    where = build_directory(count, sizes)
     cli = bench_decode.console_script()
-    tiny = str(_corpus_targets()[0])
+    tiny, other = (str(t) for t in _corpus_targets()[:2])
     commands = {
         "j1": [cli, "check", "-q", "-j", "1", str(where)],
         "j2": [cli, "check", "-q", "-j", "2", str(where)],
         "startup_j1": [cli, "check", "-q", "-j", "1", tiny],
-        "startup_j2": [cli, "check", "-q", "-j", "2", tiny, tiny],
+        "startup_j2": [cli, "check", "-q", "-j", "2", tiny, other],
     }
     best: dict[str, tuple[float, float]] = {}
     outputs: dict[str, str] = {}
@@ -156,9 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--count", type=int, default=200, help="archives in the directory (default 200)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds; the best is shown (default 3)")
+    ap.add_argument("--sizes", type=lambda t: tuple(float(x) for x in t.split(",")), default=SIZES,
+                    metavar="MB,MB...", help=f"the generated archives' sizes (default {','.join(map(str, SIZES))})")
     args = ap.parse_args(argv)
-    j1, j2, cpu = measure(args.count, max(1, args.repeat))
-    where = build_directory(args.count)
+    j1, j2, cpu = measure(args.count, max(1, args.repeat), args.sizes)
+    where = build_directory(args.count, args.sizes)
     print(f"\n{args.count} archives and MMV files in {where}: {_size(where):.1f} MB; "
           f"best of {args.repeat} interleaved rounds; {os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.2f}\n")

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import multiprocessing
 import os
+import stat
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -142,6 +143,46 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
 
 
+#: a worker's task: consecutive archives of about this many bytes. Every task is a round
+#: trip through this process (which feeds the workers and reads their reports), so small
+#: archives go in batches, or on a busy machine the workers wait for it between archives.
+_CHUNK_BYTES = 4_000_000
+#: tasks per worker at least, so that the last ones end close together
+_CHUNKS_PER_WORKER = 4
+
+
+def _size(base: Path) -> int:
+    """Roughly how much checking ``base`` is: its bytes (a compressed archive counts as a
+    whole chunk)."""
+    sizes = []
+    for name in (str(base), f"{base}.meta", f"{base}.0", f"{base}.index"):
+        with contextlib.suppress(OSError):
+            st = os.stat(name)
+            if stat.S_ISREG(st.st_mode):
+                sizes.append(st.st_size)
+    return sum(sizes) if sizes else _CHUNK_BYTES
+
+
+def _chunks(bases: Sequence[Path], workers: int) -> list[range]:
+    """``bases`` cut into runs of consecutive archives of about :data:`_CHUNK_BYTES` each."""
+    most = max(1, len(bases) // (workers * _CHUNKS_PER_WORKER))
+    out: list[range] = []
+    start = size = 0
+    for i, base in enumerate(bases):
+        size += _size(base)
+        if size >= _CHUNK_BYTES or i + 1 - start >= most:
+            out.append(range(start, i + 1))
+            start, size = i + 1, 0
+    if start < len(bases):
+        out.append(range(start, len(bases)))
+    return out
+
+
+def _check_run(check: CheckFunction, bases: Sequence[Path], max_diagnostics: int | None
+               ) -> list[tuple[Report | None, str | None]]:
+    return [_check_one(check, base, max_diagnostics) for base in bases]
+
+
 def _isolate(check: CheckFunction, base: Path, max_diagnostics: int | None
              ) -> tuple[Report | None, str | None]:
     """Check one archive in a pool of its own, after a pool broke: if the worker dies again
@@ -184,14 +225,15 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
     workers = max(1, min(jobs, len(bases)))
     with contextlib.ExitStack() as stack:
         pool: ProcessPoolExecutor | None = None
-        futures: dict[Future[tuple[Report | None, str | None]], int] = {}
+        futures: dict[Future[list[tuple[Report | None, str | None]]], range] = {}
         if dask is None and workers > 1:
             # before the progress bar starts its thread, so that the workers can be forked
             # (the pool starts them all at the first submit), with the checker imported once
             if check is default_check:
                 import_module("pcpconform.check.engine")
             pool = stack.enter_context(_pool(workers))
-            futures = {pool.submit(_check_one, check, base, max_diagnostics): i for i, base in enumerate(bases)}
+            futures = {pool.submit(_check_run, check, [bases[i] for i in run], max_diagnostics): run
+                       for run in _chunks(bases, workers)}
         bar = stack.enter_context(_Progress(progress, len(bases)))
         if dask is not None:
             calls = [(check, base, max_diagnostics, __version__, os.getcwd()) for base in bases]
@@ -210,13 +252,15 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                 while pending:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
-                        i = futures[fut]
+                        run = futures[fut]
                         try:
-                            finished(i, fut.result())
+                            outcomes_of_run = fut.result()
                         except BrokenProcessPool:
-                            broken.append(i)
+                            broken.extend(run)
                             continue
-                        bar.advance(bases[i])
+                        for i, outcome in zip(run, outcomes_of_run):
+                            finished(i, outcome)
+                            bar.advance(bases[i])
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise

@@ -3,6 +3,7 @@ every form (one summary, archives in input order), and the same exit status."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check.diagnostics import Report
-from pcpconform.check.runner import default_check, run_checks
+from pcpconform.check.runner import _chunks, default_check, run_checks
 from pcpconform.cli import main
 
 CASES = Path(__file__).resolve().parents[2] / "corpus" / "cases"
@@ -77,3 +78,29 @@ def test_with_the_progress_bar_too(tree: Path) -> None:
     assert [r.to_json() | {"seconds": 0} for r in two] == [r.to_json() | {"seconds": 0} for r in one]
     assert len(two) == 2
 
+
+
+def dies_on_die(base: Path, max_diagnostics: int | None) -> Report:
+    """The real checker, except that the worker checking an archive named die* dies."""
+    if base.name.startswith("die"):
+        os._exit(3)
+    return default_check(base, max_diagnostics)
+
+
+def test_a_dead_worker_takes_down_only_its_archive_of_a_batch(tree: Path) -> None:
+    small = [tree / "invalid-desc-conflict-v2" / "a", tree / "invalid-mmv-cluster-v1" / "f.mmv"] * 20
+    bases = [*small[:13], tree / "die", *small[13:]]
+    assert any(len(run) > 1 and 13 in run for run in _chunks(bases, 2))    # it shares a batch
+    results = run_checks(bases, jobs=2, check=dies_on_die)
+    assert [r.archive for r in results] == [str(b) for b in small]
+    assert [c.archive for c in results.crashes] == [str(tree / "die")]
+    assert "died" in results.crashes[0].reason
+
+
+def test_batches_are_consecutive_and_end_at_the_byte_limit(tree: Path) -> None:
+    big = tree / "valid-compress-gz-v2" / "a"           # compressed: a whole batch by itself
+    small = tree / "invalid-desc-conflict-v2" / "a"
+    bases = [small, small, big, small, *[small] * 30]
+    runs = _chunks(bases, 2)
+    assert [i for run in runs for i in run] == list(range(len(bases)))
+    assert runs[0] == range(0, 3) and max(map(len, runs)) == len(bases) // 8
