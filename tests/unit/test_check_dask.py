@@ -128,3 +128,12 @@ def test_without_dask_the_extra_is_named(capsys: pytest.CaptureFixture[str], mon
     assert (status, out) == (2, "")
     assert err == ("pcpconform check: pcpconform check --dask needs distributed: install pcpconform[dask] "
                    "(pip install 'pcpconform[dask]')\n")
+
+
+def test_worker_processes_give_the_local_report(capsys: pytest.CaptureFixture[str], tree: Path) -> None:
+    # checker, paths and reports cross process boundaries (pickled) as on a real cluster
+    local = _run(capsys, "--format", "json", str(tree))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:      # any free port
+        remote = _run(capsys, "--format", "json", "--dask", cluster.scheduler_address, str(tree))
+    assert (remote[0], _untimed(remote[1])) == (local[0], _untimed(local[1]))

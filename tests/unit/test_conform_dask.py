@@ -87,3 +87,13 @@ def test_without_dask_the_extra_is_named(capsys: pytest.CaptureFixture[str], mon
 def test_not_with_the_matrix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["conform", "--matrix", "--dask", "tcp://127.0.0.1:8786"]) == 2
     assert "--matrix" in capsys.readouterr().err
+
+
+def test_worker_processes_give_the_local_report(capsys: pytest.CaptureFixture[str]) -> None:
+    # units, cases and capabilities cross process boundaries (pickled) as on a real cluster
+    local = _conform(capsys, "builtin:pcpconform", "--format", "json", suites=("validator", "mmv-validator"))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster:      # any free port
+        remote = _conform(capsys, "builtin:pcpconform", "--format", "json", "--dask", cluster.scheduler_address,
+                          suites=("validator", "mmv-validator"))
+    assert (remote[0], _untimed(remote[1])) == (local[0], _untimed(local[1]))
