@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.fuzz import targets
 from pcpconform.fuzz.archive_edit import archive_files, editor
 from pcpconform.fuzz.engine import job_files
 from pcpconform.fuzz.oracles import Job, Observation, classify, observe, stderr_signature
@@ -52,7 +53,10 @@ def test_hang_oracle_fires_at_the_timeout() -> None:
     assert obs.returncode is None and obs.seconds < 15
 
 
-def test_memory_oracle_fires_under_the_limit() -> None:
+@pytest.mark.parametrize("prlimit", [True, False], ids=["prlimit", "preexec"])
+def test_memory_oracle_fires_under_the_limit(prlimit: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not prlimit:     # without util-linux prlimit the child sets its limits itself
+        monkeypatch.setattr(targets, "_PRLIMIT", None)
     target = target_from_template(f"{PY} {TARGETS}/alloc_on_numinst.py {{archive}}", timeout=30, memory_mb=256)
     ed = editor(_seed())
     i = ed.find_meta("indom")
