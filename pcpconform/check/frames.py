@@ -11,6 +11,7 @@ every framing finding is the reader's, word for word.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -28,12 +29,13 @@ _WORD = struct.Struct(">I")
 
 def volume_records(comp: Component) -> Iterator[RawRecord]:
     """The records of an opened data volume, as ``comp.records()`` gives them."""
-    if strip_compression(comp.name)[1]:
-        yield from comp.records()
-        return
     try:
-        stream = comp.path.open("rb")
+        # a regular file only: a second open of a pipe or device would not see the same bytes
+        plain = not strip_compression(comp.name)[1] and stat.S_ISREG(os.stat(comp.path).st_mode)
+        stream = comp.path.open("rb") if plain else None
     except OSError:
+        stream = None
+    if stream is None:
         yield from comp.records()
         return
     with stream:
