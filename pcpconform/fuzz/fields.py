@@ -23,7 +23,10 @@ __all__ = ["NoChange", "mutate_fields", "field_values_named"]
 
 #: how many fields one mutation tries before it gives up
 _TRIES = 8
+#: a repeated list stops at this many elements or bytes (past them a mutant only costs more
+#: to write, compress, run and judge)
 _LIST_LIMIT = 20000
+_LIST_BYTES = 1 << 20
 
 Patch = tuple[int, int, bytes]      # (offset, bytes replaced, new bytes)
 
@@ -103,7 +106,8 @@ def _proposals(f: Field, payload: bytes, rng: random.Random, related: Mapping[st
         return
     n = len(f.items)
     if rng.random() < 0.5:
-        yield [0] * min(n * rng.choice((2, 10, 100)), _LIST_LIMIT), "repeated"
+        most = min(_LIST_LIMIT, _LIST_BYTES // max(1, f.items[0][1]))
+        yield [0] * min(n * rng.choice((2, 10, 100)), most), "repeated"
     yield list(range(rng.randrange(n))), "shortened"
     yield rng.sample(range(n), n), "shuffled"
 

@@ -42,6 +42,10 @@ def field_values(name: str, value: int, related: Sequence[int], rng: random.Rand
     return [*others[:4], *own, *edges]
 
 
+#: the longest string a mutation makes (longer only costs more to write, run and judge)
+_LONGEST = 1 << 20
+
+
 def extreme_bytes(data: bytes, rng: random.Random) -> bytes:
     """Valid-looking but extreme content for a byte string: empty, very long (names past
     PCP's MAXPATHLEN), no terminator, bytes that are not UTF-8, JSON that is not JSON."""
@@ -49,7 +53,7 @@ def extreme_bytes(data: bytes, rng: random.Random) -> bytes:
     if choice == 0:
         return b""
     if choice == 1:
-        return data * rng.choice((2, 16, 256)) if data else b"x" * 300
+        return (data * rng.choice((2, 16, 256)))[:_LONGEST] if data else b"x" * 300
     if choice == 2:
         return b"m" * rng.choice((255, 256, 1023, 4095, 4096, 4097, 5000, 65535))
     if choice == 3:
