@@ -279,6 +279,12 @@ def test_is_mmv_file(tmp_path: Path) -> None:
     assert not is_mmv_file(fifo)           # not opened: a FIFO would block
 
 
+def test_magic_module_spells_the_schema_magic() -> None:
+    from pcpconform.check.mmv import magic
+    from pcpconform.mmv.schema import MMV_MAGIC
+    assert magic.MMV_MAGIC == MMV_MAGIC
+
+
 def test_unreadable_paths_are_reported(tmp_path: Path) -> None:
     for path in (tmp_path / "absent", tmp_path):
         (d,) = check_mmv_file(path).diagnostics

@@ -11,13 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pcpconform.check.mmv.directory import check_mmv_directory
-    from pcpconform.check.mmv.engine import check_mmv_file, is_mmv_file
+    from pcpconform.check.mmv.engine import check_mmv_file
+    from pcpconform.check.mmv.magic import is_mmv_file
 
 __all__ = ["is_mmv_file", "check_mmv_file", "check_mmv_directory"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("is_mmv_file", "check_mmv_file"):
+    if name == "is_mmv_file":
+        from pcpconform.check.mmv import magic
+        return magic.is_mmv_file
+    if name == "check_mmv_file":
         from pcpconform.check.mmv import engine
         return getattr(engine, name)
     if name == "check_mmv_directory":

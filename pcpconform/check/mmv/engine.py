@@ -19,23 +19,13 @@ from pcpconform.check.mmv.context import MmvContext
 from pcpconform.check.mmv.header import check_header, check_toc
 from pcpconform.check.mmv.indoms import check_indoms, check_instance_sections
 from pcpconform.check.mmv.labels import check_labels
+from pcpconform.check.mmv.magic import is_mmv_file
 from pcpconform.check.mmv.metrics import check_metrics
 from pcpconform.check.mmv.values import check_string_section, check_values
 from pcpconform.check.rules import RULES, Severity
-from pcpconform.mmv.schema import HEADER_SIZE, MMV_MAGIC
+from pcpconform.mmv.schema import HEADER_SIZE
 
 __all__ = ["is_mmv_file", "check_mmv_file", "run_check"]
-
-
-def is_mmv_file(path: str | os.PathLike[str]) -> bool:
-    """Whether path is a regular file that starts with the MMV magic (False if unreadable)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        with open(path, "rb") as fh:
-            return fh.read(4) == MMV_MAGIC
-    except (OSError, ValueError):
-        return False
 
 
 def check_mmv_file(path: str | os.PathLike[str], max_diagnostics: int | None = None, *,
