@@ -301,8 +301,8 @@ class _Walker:
             return at + size, self._value(i)
         if isinstance(con, Adapter):
             inner = _int_con(con.subcon)
-            if inner is not None:
-                return self.walk(Renamed(inner, newname=None), at, end, ctx, path, name)
+            if inner is not None:       # pmID, pmInDom, pmUnits: the raw word is the field
+                return self.walk(inner, at, end, ctx, path, name)
             try:
                 size = con.sizeof()
             except Exception:   # construct's SizeofError: an adapter of no fixed size
