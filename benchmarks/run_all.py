@@ -43,6 +43,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import bench_decode  # noqa: E402  (the benchmarks' own modules)
+import bench_derive  # noqa: E402
 import bench_interp  # noqa: E402
 
 
@@ -130,39 +131,17 @@ def interp_rows(base: Path, fetches: int, tool: str) -> list[Row]:
     ]
 
 
-#: derived metrics over the bench_interp archive that the pcp-6.0 profile and libpcp 6.0.3
-#: agree on: sums of counters and of instants, ratios, a scaled double, over instance domains
-#: and singular metrics alike
-DERIVED_CONFIG = """\
-bench.disk.bytes = disk.dev.read_bytes + disk.dev.write_bytes
-bench.disk.ops = disk.dev.read + disk.dev.write
-bench.net.bytes = network.interface.in.bytes + network.interface.out.bytes
-bench.cpu.busy = kernel.percpu.cpu.user + kernel.percpu.cpu.sys
-bench.cpu.busy_frac = kernel.percpu.cpu.busy_pct / 100
-bench.mem.total = mem.util.used + mem.util.free
-bench.mem.used_frac = mem.util.used / (mem.util.used + mem.util.free)
-bench.all.ctx = kernel.all.intr + kernel.all.pswitch
-"""
-
-
-def derive_rows(base: Path, fetches: int, tool: str, scratch: Path) -> list[Row]:
-    """pmrep with PCP_DERIVED_CONFIG against ``derive --config`` with the same file, on the
-    interp schedule (raw values, CSV, pcp-6.0 rules as the host's libpcp)."""
-    archive, start, delta, _ = bench_interp.schedule(base, fetches)
+def derive_rows(base: Path, fetches: int, scratch: Path) -> list[Row]:
+    """pmrep with PCP_DERIVED_CONFIG against ``derive --config`` with the same file
+    (bench_derive.py's config and commands) on the interp schedule: raw values, CSV,
+    pcp-6.0 rules as the host's libpcp."""
     config = scratch / "bench.derived"
-    config.write_text(DERIVED_CONFIG)
-    names = [line.split("=", 1)[0].strip() for line in DERIVED_CONFIG.splitlines()]
-    when = f"{start.sec}.{start.nsec:09d}"
-    return [
-        Row("pmrep -r -o csv, derived", bench_interp.pmrep_argv(base, names, start, delta, fetches,
-                                                                archive.start),
-            env={**os.environ, "PCP_DERIVED_CONFIG": str(config)}),
-        Row("pcpconform derive --format csv",
-            [tool, "derive", str(base), "--config", str(config), "--rules", "pcp-6.0",
-             "--start", when, "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches),
-             "--format", "csv"],
-            "pmrep -r -o csv, derived", ">= 0.67x (within 1.5x)"),
-    ]
+    config.write_text(bench_derive.DERIVED_CONFIG)
+    runs = bench_derive.commands(base, fetches, config)
+    (pmrep, pmrep_env), (derive, derive_env) = runs[bench_derive.PMREP], runs[bench_derive.DERIVE]
+    return [Row(bench_derive.PMREP, pmrep, env=pmrep_env),
+            Row(bench_derive.DERIVE, derive, bench_derive.PMREP, ">= 0.67x (within 1.5x)",
+                env=derive_env)]
 
 
 def verify_interp(base: Path, fetches: int, count: int = 10) -> list[str]:
@@ -286,14 +265,14 @@ def main(argv: list[str] | None = None) -> int:
             *check_rows(base_v2, 2, tool),
             *check_many_rows(tool, args.many),
             *interp,
-            *derive_rows(interp_base, args.fetches, tool, scratch),
+            *derive_rows(interp_base, args.fetches, scratch),
             Row("start-up: pcpconform --version", [tool, "--version"]),
             Row("start-up: import pcpconform.cli.dump",
                 [sys.executable, "-c", "import pcpconform.cli.dump"]),
         ]
         same_work = verify_interp(interp_base, args.fetches)
-        pmrep_derived, derived = next(r for r in rows if r.label == "pmrep -r -o csv, derived"), \
-            next(r for r in rows if r.label == "pcpconform derive --format csv")
+        pmrep_derived, derived = (next(r for r in rows if r.label == label)
+                                  for label in (bench_derive.PMREP, bench_derive.DERIVE))
         theirs, ours = derive_columns(pmrep_derived, derived)
         if theirs != ours:
             same_work.append(f"derive: values per column differ: pmrep {sorted(theirs.items())[:3]} "
