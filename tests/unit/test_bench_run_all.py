@@ -165,3 +165,10 @@ def test_without_a_compiler_the_benchmark_says_so_and_exits_2(
 
 def test_no_check_many_rows_for_zero_archives() -> None:
     assert run_all.check_many_rows("pcpconform", 0) == []
+
+
+def test_c_loop_counts_end_of_log_fetches_as_the_oracle_does(c_replay: Any) -> None:
+    binary, base, pmids, start, delta = c_replay
+    samples = _oracle(base, pmids, start, 2 * delta, 40)     # the second half past the end
+    assert 10 < sum(s.eol for s in samples) < 30
+    assert bench_interp.verify(binary, base, pmids, samples, start, 2 * delta, 40, 4)[2] == []
