@@ -43,6 +43,7 @@ from pcpconform.oracles.interp.model import (
     gc_paused,
     timestamp_sub,
 )
+from pcpconform.oracles.interp.wanted import Record, WantedDecoder, wanted_records
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
@@ -95,13 +96,12 @@ class Replay:
         self.seeked_from: Any = None            # the index entry the pass started at, if any
         self.from_time = from_time
         index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
-        results = None
         if from_time is not None:
-            entry = self._seek_entry(archive, index, from_time)
-            if entry is not None:
-                self.seeked_from = entry
-                results = archive.results_from(entry.vol, entry.off_data)
-        self._read(archive, results)
+            self.seeked_from = self._seek_entry(archive, index, from_time)
+        # only the value sets of the metrics asked for are decoded
+        self.decoder = WantedDecoder(archive.version, {p: d.type for p, d in archive.metadata.descs.items()},
+                                     self.descs)
+        self._read(archive, wanted_records(archive, self.descs, self.seeked_from, self.decoder))
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
         # what one fetch leaves for the next; the before field is the previous fetch time,
@@ -152,12 +152,12 @@ class Replay:
             step *= 2
         return None
 
-    def _read(self, archive: Archive, results: Iterable[Any] | None) -> None:
+    def _read(self, archive: Archive, records: Iterable[Record]) -> None:
         """What the constructor reads of the records (a subclass may read less)."""
         with gc_paused():
-            self._collect(archive, results)
+            self._collect(archive, records)
 
-    def _collect(self, archive: Archive, results: Iterable[Any] | None = None) -> None:
+    def _collect(self, archive: Archive, records: Iterable[Record]) -> None:
         """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
         its observations in record order (INTERP-BOUND-1).
 
@@ -177,19 +177,18 @@ class Replay:
         found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
         sharing: dict[int, tuple[tuple[int, ...], array[float]]] = {}
         flush = self._flush
-        for res in (archive.results() if results is None else results):
+        for stamp, mark, vsets in records:
             if first is None:
-                first = res.timestamp
-            t = rel(res.timestamp)
+                first = stamp
+            t = rel(stamp)
             if t > end:
-                end, last = t, res.timestamp
-            vsets = res.vsets
-            if not vsets:                    # a mark
+                end, last = t, stamp
+            if mark:
                 marks.append(t)
                 continue
-            for vs in vsets:
+            for vs in vsets:                 # the wanted ones, with values
                 pmid = vs.pmid
-                if vs.numval > 0 and pmid in wanted:
+                if pmid in wanted:
                     insts, values = vs.columns
                     if pmid in singular and insts != _NULL_INST:
                         # INTERP-SINGULAR-1: every value is PM_IN_NULL's, the last wins
@@ -207,7 +206,7 @@ class Replay:
         for pmid, run in runs.items():
             flush(pmid, run, found, sharing)
         self.end, self.last = end, last
-        if results is None:
+        if self.seeked_from is None:
             self.first_record = first
         # in order of first appearance, as a record-by-record pass would insert them
         for key, (_, series) in sorted(found.items(), key=lambda item: item[1][0]):

@@ -31,6 +31,7 @@ from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.model import Sample, Series, gc_paused
 from pcpconform.oracles.interp.replay import Replay
+from pcpconform.oracles.interp.wanted import Record
 
 __all__ = ["WindowReplay", "WindowDeclined", "open_replay", "WINDOW_MIN_BYTES", "READ_AHEAD",
            "WINDOW_REASONS"]
@@ -74,11 +75,11 @@ class _Pending:
 class WindowReplay(Replay):
     """A Replay whose ``schedule`` reads the records as the (forward) schedule advances."""
 
-    def _read(self, archive: Archive, results: Iterable[Any] | None) -> None:
+    def _read(self, archive: Archive, records: Iterable[Record]) -> None:
         if self.emulate:
             raise WindowDeclined("emulated deviation")
         self._prescan(archive)
-        self._results: Iterator[Any] = iter(archive.results() if results is None else results)
+        self._results: Iterator[Record] = iter(records)
         self._pending = {pmid: _Pending() for pmid in self.descs if pmid not in self.builtin}
         self._buffered = 0
         self._read_to = float("-inf")       # the latest record time read
@@ -156,17 +157,18 @@ class WindowReplay(Replay):
         rel = self.rel
         with gc_paused():
             while (waiting or self._read_to <= t_b) and not self._done:
-                res = next(self._results, None)
-                if res is None:
+                got = next(self._results, None)
+                if got is None:
                     self._done = True
                     break
-                t = rel(res.timestamp)
+                stamp, _, vsets = got
+                t = rel(stamp)
                 self._read_to = t
                 if mark_after is not None and t > mark_after:
                     waiting.clear()
-                for vs in res.vsets:
+                for vs in vsets:
                     found = pending.get(vs.pmid)
-                    if found is None or vs.numval <= 0:
+                    if found is None:
                         continue
                     pend = found
                     insts, values = vs.columns
