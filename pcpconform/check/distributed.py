@@ -14,9 +14,12 @@ Dask is imported only here and only when a cluster is asked for (the ``dask`` ex
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import socket
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -65,6 +68,11 @@ class Cluster:
 
     def __enter__(self) -> Cluster:
         from distributed import Client
+
+        # the client logs a lost scheduler with tracebacks; this says it in one line instead
+        self._client_log = logging.getLogger("distributed.client")
+        self._client_level = self._client_log.level
+        self._client_log.setLevel(logging.CRITICAL)
         from distributed.comm.addressing import resolve_address
 
         try:
@@ -74,14 +82,17 @@ class Cluster:
             self.client = Client(self.address, timeout=self.timeout,  # type: ignore[no-untyped-call]
                                  set_as_default=False)
         except (OSError, ValueError, TypeError) as exc:
+            self._client_log.setLevel(self._client_level)
             raise UsageError(f"--dask {self.address}: cannot reach the scheduler: {exc}") from None
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self.client is not None:
-            self.client.close()
+            with contextlib.suppress(OSError, TimeoutError):     # a scheduler gone already
+                self.client.close()
             self.client = None
+            self._client_log.setLevel(self._client_level)
 
     def completed(self, fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]
                   ) -> Iterator[tuple[int, Any]]:
@@ -100,9 +111,13 @@ class Cluster:
                     value = fut.result()
                 except KilledWorker as exc:
                     value = WorkerDied(str(exc))
+                except (CancelledError, OSError) as exc:    # the scheduler went away
+                    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                    raise UsageError(f"--dask {self.address}: the cluster stopped the work: {why}") from None
                 yield index[fut.key], value
         finally:
-            self.client.cancel(futures)
+            with contextlib.suppress(OSError, CancelledError):
+                self.client.cancel(futures)
 
     def on_every_worker(self, fn: Callable[..., Any], *args: Any) -> None:
         """``fn(*args)`` once in every worker process (cleaning up what calls left there)."""

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from pcpconform.check.diagnostics import Report
 from pcpconform.check.distributed import worker_problem
 from pcpconform.check.runner import default_check, run_checks
 from pcpconform.cli import main
+from pcpconform.errors import UsageError
 from pcpconform.version import __version__
 
 distributed = pytest.importorskip("distributed")
@@ -137,3 +139,15 @@ def test_worker_processes_give_the_local_report(capsys: pytest.CaptureFixture[st
                                   dashboard_address=":0") as cluster:      # any free port
         remote = _run(capsys, "--format", "json", "--dask", cluster.scheduler_address, str(tree))
     assert (remote[0], _untimed(remote[1])) == (local[0], _untimed(local[1]))
+
+
+def slow(base: Path, max_diagnostics: int | None) -> Report:
+    time.sleep(0.3)
+    return default_check(base, max_diagnostics)
+
+
+def test_a_scheduler_lost_midway_is_a_usage_error(tree: Path) -> None:
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0")
+    threading.Timer(0.8, cluster.close).start()
+    with pytest.raises(UsageError, match="the cluster stopped the work"):
+        run_checks([tree / "invalid-desc-conflict-v2" / "a"] * 10, check=slow, dask=cluster.scheduler_address)
