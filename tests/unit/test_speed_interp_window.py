@@ -20,6 +20,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import window
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.window import WindowReplay, open_replay
+from tests.interp_archives import singular_archive
 
 ROOT = Path(__file__).resolve().parents[2]
 VALID = ROOT / "corpus" / "cases" / "valid"
@@ -111,3 +112,19 @@ def test_running_out_of_memory_in_the_window_is_one_clean_line(
     assert main(["interp", str(bench_shape), "kernel.all.load", "--format", "csv", "-o", "/dev/null"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "out of memory" in err and "Traceback" not in err
+
+
+def test_singular_quirks_found_by_the_window_are_still_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """INTERP-SINGULAR-1: the window meets them as it reads; the same values, and the same
+    warnings (after the output instead of before it)."""
+    base = singular_archive(tmp_path / "s", multi=True)
+    args = ["interp", str(base), "s.multi", "s.mixed", "s.inst", "--interval", "0.5", "--format", "csv"]
+    assert main(args) == 0
+    whole = capsys.readouterr()
+    monkeypatch.setattr(window, "WINDOW_MIN_BYTES", 0)
+    assert main(args) == 0
+    windowed = capsys.readouterr()
+    assert windowed.out == whole.out
+    assert sorted(windowed.err.splitlines()) == sorted(whole.err.splitlines())
+    assert "s.multi has no instance domain" in windowed.err
