@@ -93,7 +93,11 @@ class WantedDecoder:
         pos = 4 + header.size
         if numpmid < 0 or numpmid * 8 > end - pos:
             raise _Whole
-        heads = []
+        lowest = pos
+        view = memoryview(data)
+        first = cursor = -1                 # the first run's start; where the next must start
+        out: list[DecodedValueSet] = []
+        wanted, types = self.wanted, self.types
         for _ in range(numpmid):
             if pos + 8 > end:
                 raise _Whole
@@ -101,28 +105,26 @@ class WantedDecoder:
             pos += 8
             if numval <= 0:
                 continue
-            if pos + 4 + 8 * numval > end:
+            at = pos + 4
+            pos = at + 8 * numval
+            if pos > end:
                 raise _Whole
-            valfmt = _WORD.unpack_from(data, pos)[0]
-            if valfmt > 2:
-                raise _Whole
-            heads.append((pmid, numval, valfmt, pos + 4))
-            pos += 4 + 8 * numval
-        view = memoryview(data)
-        cursor = pos                        # the next block must start here
-        out: list[DecodedValueSet] = []
-        wanted, types = self.wanted, self.types
-        for pmid, numval, valfmt, at in heads:
+            valfmt = _WORD.unpack_from(data, at - 4)[0]
             if valfmt == 0:
                 if pmid in wanted:
                     ptype = types.get(pmid, PmType.U32)
-                    codes = "ii" if ptype == PmType.I32 else "iI"
-                    flat = _fmt(codes, numval).unpack_from(data, at)
+                    flat = _fmt("ii" if ptype == PmType.I32 else "iI", numval).unpack_from(data, at)
                     words = flat[1::2]
                     if ptype not in (PmType.U32, PmType.I32):
                         words = tuple(decode_insitu(w, ptype) for w in words)
                     out.append(DecodedValueSet(pmid, numval, 0, None, (flat[0::2], words)))
                 continue
+            if valfmt > 2:
+                raise _Whole
+            if cursor < 0:                  # checked against the end of the value sets below
+                first = cursor = 4 * _WORD.unpack_from(data, at + 4)[0] - 8
+                if cursor < lowest:
+                    raise _Whole
             if cursor + 4 > end:
                 raise _Whole
             head = data[cursor:cursor + 4]
@@ -135,8 +137,7 @@ class WantedDecoder:
             if stop > end:
                 raise _Whole
             step = size // 4
-            if view[at:at + 8 * numval].cast("I")[1::2].tobytes() != \
-                    _run_words(block_index(cursor), step, numval):
+            if view[at:pos].cast("I")[1::2].tobytes() != _run_words(block_index(cursor), step, numval):
                 raise _Whole
             if view[cursor:stop].cast("I")[::step].tobytes() != head * numval:
                 raise _Whole
@@ -150,7 +151,8 @@ class WantedDecoder:
                     values = flat[1::2]
                 out.append(DecodedValueSet(pmid, numval, valfmt, None, (insts, values)))
             cursor = stop
-        if cursor != end:
+        # the runs back to back from the end of the value sets to the trailer
+        if (first if first >= 0 else pos) != pos or (cursor if cursor >= 0 else pos) != end:
             raise _Whole
         return stamp, numpmid == 0, out
 
