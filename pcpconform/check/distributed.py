@@ -68,13 +68,12 @@ class Cluster:
 
     def __enter__(self) -> Cluster:
         from distributed import Client
+        from distributed.comm.addressing import resolve_address
 
         # the client logs a lost scheduler with tracebacks; this says it in one line instead
         self._client_log = logging.getLogger("distributed.client")
         self._client_level = self._client_log.level
         self._client_log.setLevel(logging.CRITICAL)
-        from distributed.comm.addressing import resolve_address
-
         try:
             # a malformed address makes Client fail half-started (its clean-up then hangs at
             # exit): reject one here, leaving only the timeout to the Client
@@ -120,5 +119,7 @@ class Cluster:
                 self.client.cancel(futures)
 
     def on_every_worker(self, fn: Callable[..., Any], *args: Any) -> None:
-        """``fn(*args)`` once in every worker process (cleaning up what calls left there)."""
-        self.client.run(fn, *args)
+        """``fn(*args)`` once in every worker process (cleaning up what calls left there);
+        nothing when the cluster is gone (and what was left with it)."""
+        with contextlib.suppress(OSError, CancelledError):
+            self.client.run(fn, *args)
