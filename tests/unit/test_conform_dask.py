@@ -97,3 +97,11 @@ def test_worker_processes_give_the_local_report(capsys: pytest.CaptureFixture[st
         remote = _conform(capsys, "builtin:pcpconform", "--format", "json", "--dask", cluster.scheduler_address,
                           suites=("validator", "mmv-validator"))
     assert (remote[0], _untimed(remote[1])) == (local[0], _untimed(local[1]))
+
+
+def test_a_worker_of_another_version_stops_the_run(capsys: pytest.CaptureFixture[str], scheduler: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(conform_runner, "__version__", "0.0.0-other")     # as the submitting side sees it
+    status, out, err = _conform(capsys, "builtin:pcpconform", "--dask", scheduler, suites=("validator",))
+    assert (status, out) == (2, "")
+    assert len(err.splitlines()) == 1 and "runs pcpconform" in err and "not 0.0.0-other" in err
