@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pcpconform.check.mmv import is_mmv_file
+from pcpconform.check.mmv.magic import is_mmv_file
 from pcpconform.io.files import base_name_of, open_component, strip_compression
 
 __all__ = ["Inputs", "expand", "component_files", "is_archive_component", "os_problem",

@@ -30,7 +30,7 @@ from pathlib import Path
 from pcpconform.check.diagnostics import Report
 from pcpconform.check.distributed import Cluster, WorkerDied, worker_problem
 from pcpconform.check.inputs import component_files, expand
-from pcpconform.check.mmv import check_mmv_file, is_mmv_file
+from pcpconform.check.mmv.magic import is_mmv_file
 from pcpconform.version import __version__
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
@@ -74,7 +74,7 @@ def default_check(base: Path, max_diagnostics: int | None) -> Report:
     """The real checker: ``pcpconform.check.mmv.check_mmv_file`` for an MMV file,
     ``pcpconform.check.engine.check_archive`` for anything else."""
     if is_mmv_file(base):
-        mmv: Report = check_mmv_file(base, max_diagnostics)
+        mmv: Report = import_module("pcpconform.check.mmv.engine").check_mmv_file(base, max_diagnostics)
         return mmv
     engine = import_module("pcpconform.check.engine")
     report: Report = engine.check_archive(base, max_diagnostics=max_diagnostics)
