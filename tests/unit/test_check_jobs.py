@@ -88,7 +88,7 @@ def dies_on_die(base: Path, max_diagnostics: int | None) -> Report:
 
 
 def test_a_dead_worker_takes_down_only_its_archive_of_a_batch(tree: Path) -> None:
-    small = [tree / "invalid-desc-conflict-v2" / "a", tree / "invalid-mmv-cluster-v1" / "f.mmv"] * 20
+    small = [tree / "invalid-desc-conflict-v2" / "a", tree / "invalid-mmv-cluster-v1" / "f.mmv"] * 8
     bases = [*small[:13], tree / "die", *small[13:]]
     assert any(len(run) > 1 and 13 in run for run in _chunks(bases, 2))    # it shares a batch
     results = run_checks(bases, jobs=2, check=dies_on_die)
