@@ -1,4 +1,4 @@
-"""Start-up: the dump, rebuild and interp commands import only what they use (numpy, lark,
+"""Start-up: the dump, rebuild, interp and check commands import only what they use (numpy, lark,
 matplotlib, rich, hypothesis and yaml are loaded by the commands and paths that need them)."""
 
 from __future__ import annotations
@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from pcpconform.cli.dump import MMV_MAGIC
 from pcpconform.mmv.schema import MMV_MAGIC as SCHEMA_MMV_MAGIC
 
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "cases"
 HEAVY = ("numpy", "lark", "matplotlib", "rich", "hypothesis", "yaml")
 
 
@@ -31,6 +33,21 @@ def _loaded_after(statement: str) -> list[str]:
 def test_command_modules_import_nothing_heavy(module: str, allowed: tuple[str, ...]) -> None:
     loaded = set(_loaded_after(f"import {module}"))
     assert loaded & set(HEAVY) <= set(allowed)
+
+
+def _loaded_after_check(path: str) -> set[str]:
+    statement = ("from pcpconform.cli import main\n"
+                 "try:\n"
+                 f"    main(['check', '--quiet', {path!r}])\n"
+                 "except SystemExit:\n"
+                 "    pass")
+    return set(_loaded_after(statement))
+
+
+def test_checking_an_archive_loads_nothing_heavy() -> None:
+    """The MMV validator (numpy) is imported at the first MMV file, not for archives."""
+    assert _loaded_after_check(str(CORPUS / "valid" / "example-v3" / "a")) & set(HEAVY) == set()
+    assert "numpy" in _loaded_after_check(str(CORPUS / "valid" / "mmv-base-v3"))
 
 
 def test_the_check_sees_a_heavy_import() -> None:
