@@ -657,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("pmrep -r (whole process)", case_best(cases[3]),
                      "raw values, CSV to /dev/null"))
 
-    print(f"\narchive {base} (v{info['version']}): {size:.2f} MB, {info['results']} results, "
+    shown_base = base.relative_to(ROOT) if base.is_relative_to(ROOT) else base
+    print(f"\narchive {shown_base} (v{info['version']}): {size:.2f} MB, {info['results']} results, "
           f"{info['marks']} marks, {len(pmids)} metrics / {ninst} metric-instances")
     print(f"schedule: {count} fetches from +{(start.total_nsec() - archive.start.total_nsec()) / 1e9:.3f} s "
           f"every {delta / 1e9:.3f} s, rules pcp-6.0 (libpcp 6.0.3); "
