@@ -40,7 +40,8 @@ from pcpconform.io.writer import valfmt_for
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
 _VALFMT: dict[int, int] = {t: valfmt_for(t) for t in PmType}
 
-__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result", "encode_result"]
+__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result", "encode_result",
+           "ValueColumn", "ResultLayout", "result_layout", "decode_run", "numpy_type"]
 
 
 def struct_format(con: Construct) -> str:
@@ -395,3 +396,136 @@ def _encode_fast(version: int, res: DecodedResult, types: dict[int, int]) -> byt
         header = _HEADER[3].pack(sec & 0xFFFFFFFF, sec >> 32, stamp.nsec, len(vsets))
     length = _WORD.pack(size)
     return b"".join((length, header, *heads, *blocks, length))
+
+
+# -- runs of records with one layout: the values of many records in one numpy view ---------
+
+class ValueColumn:
+    """Where one value set's values lie in a record: ``numval`` values ``stride`` bytes
+    apart from byte ``offset``, each of struct code ``code`` (the decoder's own)."""
+
+    __slots__ = ("code", "insts", "offset", "pmid", "stride")
+
+    def __init__(self, pmid: int, insts: tuple[int, ...], offset: int, stride: int,
+                 code: str) -> None:
+        self.pmid = pmid
+        self.insts = insts
+        self.offset = offset
+        self.stride = stride
+        self.code = code
+
+
+class ResultLayout:
+    """A result record's shape: its size, its value sets' values as columns, and which
+    4-byte words may differ between records of this shape (the timestamp and the values);
+    every other word must be equal for another record to decode as this one does."""
+
+    __slots__ = ("columns", "fixed", "reference", "size", "variable")
+
+    def __init__(self, reference: bytes, columns: tuple[ValueColumn, ...],
+                 variable: tuple[tuple[int, int], ...]) -> None:
+        self.reference = reference          # the record the layout was read from
+        self.size = len(reference)
+        self.columns = columns
+        self.variable = variable            # (byte offset, byte length), word-aligned
+        self.fixed: Any = None              # decode_run's word mask, made at its first use
+
+
+def result_layout(record: RawRecord, version: int,
+                  types: dict[int, int]) -> ResultLayout | str:
+    """The layout of a result ``decode_result`` reads in its bulk path with every value
+    typed as its descriptor says (INSITU 32-bit integers, or one run of equal fixed-size
+    blocks of the descriptor's type per value set); else why not, in a few words."""
+    try:
+        return _layout(record, version, types)
+    except (_Fallback, struct.error, ValueError, IndexError, KeyError):
+        return "schema decoder"
+
+
+def _layout(record: RawRecord, version: int, types: dict[int, int]) -> ResultLayout | str:
+    res = _decode_fast(record, version, types)
+    if not res.vsets:
+        return "mark"
+    data = record.data
+    if len(data) % 4:
+        return "unaligned record"
+    header = _HEADER[version]
+    pos = 4 + header.size
+    columns: list[ValueColumn] = []
+    variable = [(4, header.size - 4)]      # the timestamp; numpmid stays fixed
+    for vs in res.vsets:
+        pos += 8
+        if vs.numval <= 0:
+            continue
+        at = pos + 4
+        pos = at + 8 * vs.numval
+        ptype = types.get(vs.pmid, PmType.U32)
+        insts = vs.columns[0]
+        if vs.valfmt == 0:
+            if ptype not in (PmType.U32, PmType.I32):
+                return "insitu value of a non-32-bit-integer type"
+            code = (_PMVALUE.lower() if ptype == PmType.I32 else _PMVALUE)[1]
+            column = ValueColumn(vs.pmid, insts, at + 4, 8, code)
+        else:
+            first = block_offset(_WORD.unpack_from(data, at + 4)[0])
+            head = _WORD.unpack_from(data, first)[0]
+            vtype, vlen = head >> 24, head & 0xFFFFFF
+            codes, size = _BLOCK_BULK.get(vtype, ("", 0))
+            words = _values_format(vs.numval).unpack_from(data, at)[1::2]
+            step = size // 4
+            if not codes or vlen != size or words != tuple(
+                    range(words[0], words[0] + step * vs.numval, step)):
+                return "blocks not one run of fixed-size blocks"
+            if vtype != ptype:
+                return "block type not the descriptor's"
+            column = ValueColumn(vs.pmid, insts, first + 4, size, codes[1])
+        columns.append(column)
+        width = struct.calcsize(">" + column.code)
+        variable.extend((column.offset + j * column.stride, width) for j in range(vs.numval))
+    return ResultLayout(bytes(data), tuple(columns), tuple(variable))
+
+
+#: struct's standard-size codes -> numpy's kind (the size is struct's own)
+_NUMPY_KINDS = {"b": "i", "h": "i", "i": "i", "l": "i", "q": "i",
+                "B": "u", "H": "u", "I": "u", "L": "u", "Q": "u", "f": "f", "d": "f"}
+
+
+def numpy_type(code: str) -> str:
+    """The big-endian numpy type string of one ``struct`` code as the decoder reads it
+    (standard sizes: "L" is 4 bytes here, 8 in numpy's own letters)."""
+    return f">{_NUMPY_KINDS[code]}{struct.calcsize('>' + code)}"
+
+
+def decode_run(layout: ResultLayout, datas: list[bytes],
+               pmids: frozenset[int] | set[int]) -> tuple[Any, list[tuple[ValueColumn, Any]]]:
+    """Which of ``datas`` (records of ``layout.size`` bytes) have every fixed word of the
+    record the layout was read from (a numpy bool per record), and for those records the
+    values of the value sets of ``pmids``: per column a native numpy array of shape
+    (instances, records), typed as ``decode_result`` types them (FLOAT as its 32 bits).
+    A record that has the reference's fixed words decodes as the reference does, its
+    timestamp and values aside. numpy is imported here, by the callers that use this."""
+    import numpy as np
+
+    size = layout.size
+    buf = b"".join(datas)
+    count = len(datas)
+    words = np.frombuffer(buf, dtype=np.uint32).reshape(count, size // 4)
+    if layout.fixed is None:
+        fixed = np.full(size // 4, 0xFFFFFFFF, dtype=np.uint32)
+        for off, length in layout.variable:
+            fixed[off // 4:(off + length) // 4] = 0
+        layout.fixed = fixed
+    reference = np.frombuffer(layout.reference, dtype=np.uint32)
+    matching = ~((words ^ reference) & layout.fixed).any(axis=1)
+    every = bool(matching.all())
+    out: list[tuple[ValueColumn, Any]] = []
+    for column in layout.columns:
+        if column.pmid not in pmids:
+            continue
+        stored = np.dtype(numpy_type(column.code))
+        view = np.ndarray((count, len(column.insts)), dtype=stored, buffer=buf,
+                          offset=column.offset, strides=(size, column.stride))
+        if not every:
+            view = view[matching]
+        out.append((column, view.T.astype(stored.newbyteorder("="), order="C")))
+    return matching, out

@@ -125,6 +125,26 @@ class Series:
             self.values = [*column, *values]
 
 
+    def extend_packed(self, values: Any, floats: bool = False) -> None:
+        """Append values from a native numpy array of the type's array code (``floats``:
+        PM_TYPE_FLOAT's 32 bits), as ``extend_values`` appends the same Python values."""
+        column = self.values
+        if floats:
+            if column.__class__ is F32Column:
+                column.bits.frombytes(values.tobytes())
+            else:
+                self.extend_values(list(map(F32.from_bits, values.tolist())))
+        elif column.__class__ is array and column.itemsize == values.itemsize and \
+                column.typecode == _ARRAY_CODES_BY_KIND.get(values.dtype.char):
+            column.frombytes(values.tobytes())
+        else:
+            self.extend_values(values.tolist())
+
+
+#: numpy's type character -> the array code holding the same values
+_ARRAY_CODES_BY_KIND = {"i": "i", "I": "I", "q": "q", "Q": "Q", "d": "d", "l": "q", "L": "Q"}
+
+
 @dataclass
 class FetchState:
     """What one fetch leaves for the next (the part a whole schedule reads and writes):
@@ -160,6 +180,8 @@ class ScheduleStats:
     series_fallbacks: Counter[str] = field(default_factory=Counter)
     windowed: int = 0                     # schedule pieces computed over a window of records
     window_fallbacks: Counter[str] = field(default_factory=Counter)   # window -> full replay
+    bulk_records: int = 0                 # records the pass decoded a run at a time (numpy)
+    record_fallbacks: Counter[str] = field(default_factory=Counter)   # records one at a time
 
 
 class ReplayView(Protocol):

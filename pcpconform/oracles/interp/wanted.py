@@ -17,14 +17,14 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
-from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
 from pcpconform.format.schema.result import block_index
 from pcpconform.format.values import F32, decode_insitu
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedValueSet, decode_result
+from pcpconform.io.bulk import DecodedValueSet, ResultLayout, decode_result, decode_run, result_layout
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["WantedDecoder", "wanted_records", "Record"]
+__all__ = ["WantedDecoder", "wanted_records", "wanted_windows", "ValueWindow", "Record"]
 
 #: (time, is a mark, the wanted value sets with values)
 Record = tuple[Timestamp, bool, list[DecodedValueSet]]
@@ -167,3 +167,127 @@ def wanted_records(archive: Archive, wanted: Iterable[int], start: Any = None,
         if start is not None and (vol < start.vol or (vol == start.vol and record.offset < start.off_data)):
             continue
         yield decoder(record)
+
+
+class ValueWindow:
+    """Consecutive records decoded together: each record's time and whether it is a mark,
+    the records decoded one at a time (by position), and per group of records of one
+    layout (``bulk.result_layout``) their positions and, per wanted value set, its
+    instances and values as a numpy array (instances x records)."""
+
+    __slots__ = ("groups", "marks", "raw", "singles", "stamps")
+
+    def __init__(self, raw: list[RawRecord]) -> None:
+        self.raw = raw                      # the records, for a pass one at a time
+        self.stamps: list[Timestamp] = []
+        self.marks: list[bool] = []
+        self.singles: dict[int, Record] = {}
+        self.groups: list[tuple[list[int], list[tuple[int, tuple[int, ...], Any]]]] = []
+
+
+def _stamp(data: bytes, version: int) -> Timestamp:
+    # as the bulk decoder reads a result's time
+    if version == 2:
+        sec, usec, _ = _HEADERS[2].unpack_from(data, 4)
+        return Timestamp(sec, usec * 1000)
+    lo, hi, nsec, _ = _HEADERS[3].unpack_from(data, 4)
+    sec = lo | hi << 32
+    return Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
+
+
+def _bulk_reason(layout: ResultLayout | str, wanted: frozenset[int], singular: frozenset[int]) -> str:
+    """Why records of this layout are not decoded a group at a time ("" when they are)."""
+    if isinstance(layout, str):
+        return layout
+    for column in layout.columns:
+        if column.pmid not in wanted:
+            continue
+        if len(set(column.insts)) != len(column.insts):
+            return "an instance twice in a value set"
+        if column.pmid in singular and column.insts != (PM_IN_NULL,):
+            return "singular metric with instances"
+    return ""
+
+
+def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[int],
+                   stats: Any, start: Any = None, size: int = 1024) -> Iterator[ValueWindow]:
+    """``wanted_records`` in windows of at most ``size`` records: in each, the records of
+    one layout are decoded together by numpy (``bulk.decode_run``), without a Python
+    object per value; every other record by ``decoder``, its reason counted in
+    ``stats.record_fallbacks``; ``stats.bulk_records`` counts the others. Values and
+    errors are ``wanted_records``': of several bad records, the first one's error."""
+    version, types, wanted = decoder.version, decoder.types, decoder.wanted
+    quirky = frozenset(singular)
+    fallbacks = stats.record_fallbacks
+    layouts: dict[int, ResultLayout] = {}           # by record size: the latest one seen
+    declined: dict[int, str] = {}       # record sizes without a layout: not tried again
+
+    def single(window: ValueWindow, pos: int, reason: str, errors: dict[int, Exception]) -> None:
+        fallbacks[reason] += 1
+        try:
+            window.singles[pos] = decoder(window.raw[pos])
+        except Exception as exc:        # raised below, the first record's first
+            errors[pos] = exc
+
+    def build(raw: list[RawRecord]) -> ValueWindow:
+        window = ValueWindow(raw)
+        errors: dict[int, Exception] = {}
+        classes: dict[int, list[int]] = {}
+        for pos, record in enumerate(raw):
+            length = len(record.data)
+            if length not in layouts:
+                if length in declined:
+                    single(window, pos, declined[length], errors)
+                    continue
+                found = result_layout(record, version, types)
+                reason = _bulk_reason(found, wanted, quirky)
+                if reason or isinstance(found, str):
+                    declined[length] = reason
+                    single(window, pos, reason, errors)
+                    continue
+                layouts[length] = found
+            classes.setdefault(length, []).append(pos)
+        for length, positions in classes.items():
+            matching, columns = decode_run(layouts[length], [raw[p].data for p in positions], wanted)
+            kept = [p for p, ok in zip(positions, matching.tolist()) if ok]
+            for pos, ok in zip(positions, matching.tolist()):
+                if not ok:
+                    single(window, pos, "layout changed", errors)
+                    found = result_layout(raw[pos], version, types)
+                    if not _bulk_reason(found, wanted, quirky) and not isinstance(found, str):
+                        layouts[length] = found     # for the next window
+            if kept:
+                stats.bulk_records += len(kept)
+                window.groups.append((kept, [(c.pmid, c.insts, v) for c, v in columns]))
+        if errors:
+            raise errors[min(errors)]
+        singles = window.singles
+        for pos, record in enumerate(raw):
+            got = singles.get(pos)
+            if got is None:
+                window.stamps.append(_stamp(record.data, version))
+                window.marks.append(False)
+            else:
+                window.stamps.append(got[0])
+                window.marks.append(got[1])
+        return window
+
+    batch: list[RawRecord] = []
+    records = archive.volume_records()
+    while True:
+        try:
+            vol, record = next(records)
+        except StopIteration:
+            break
+        except Exception:
+            if batch:
+                build(batch)            # an earlier record's error comes first, as it would
+            raise
+        if start is not None and (vol < start.vol or (vol == start.vol and record.offset < start.off_data)):
+            continue
+        batch.append(record)
+        if len(batch) >= size:
+            yield build(batch)
+            batch = []
+    if batch:
+        yield build(batch)

@@ -31,7 +31,7 @@ from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.model import Sample, Series, gc_paused
 from pcpconform.oracles.interp.replay import Replay
-from pcpconform.oracles.interp.wanted import Record
+from pcpconform.oracles.interp.wanted import Record, wanted_records
 
 __all__ = ["WindowReplay", "WindowDeclined", "open_replay", "WINDOW_MIN_BYTES", "READ_AHEAD",
            "WINDOW_REASONS"]
@@ -75,11 +75,12 @@ class _Pending:
 class WindowReplay(Replay):
     """A Replay whose ``schedule`` reads the records as the (forward) schedule advances."""
 
-    def _read(self, archive: Archive, records: Iterable[Record]) -> None:
+    def _read(self, archive: Archive) -> None:
         if self.emulate:
             raise WindowDeclined("emulated deviation")
         self._prescan(archive)
-        self._results: Iterator[Record] = iter(records)
+        self._results: Iterator[Record] = wanted_records(archive, self.descs, self.seeked_from,
+                                                         self.decoder)
         self._pending = {pmid: _Pending() for pmid in self.descs if pmid not in self.builtin}
         self._buffered = 0
         self._read_to = float("-inf")       # the latest record time read
