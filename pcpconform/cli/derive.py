@@ -194,8 +194,10 @@ def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples:
         else:
             insts |= {i for r in view.indom_history(b.desc.indom) for i in r.instances}
         for ds in derived_samples:
-            insts |= {i for i, _ in ds.values.get(b.name, [])}
+            insts.update(map(_first, ds.values.get(b.name, ())))
         known[pmid] = insts if keep is None else insts & keep[pmid]
+    listed = {pmid: sorted(insts) for pmid, insts in known.items()}
+    unpredictable = NoValue("unpredictable (libpcp reads uninitialised memory)")
     out = []
     for ds in derived_samples:
         s = ev.interp_sample(ds)
@@ -203,15 +205,22 @@ def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples:
             for b in bounds:
                 pmid = int(ev.pmids[b.name])
                 got = s.values.get(pmid, {})
-                row: dict[int, Any] = {}
-                for inst in sorted(known[pmid] | (set(got) if keep is None else set(got) & keep[pmid])):
-                    v = got.get(inst, NoValue(_no_value_reason(ds, b.name)))
-                    if isinstance(v, Unpredictable):
-                        v = NoValue("unpredictable (libpcp reads uninitialised memory)")
-                    row[inst] = v
+                shown = set(got) if keep is None else set(got) & keep[pmid]
+                order = listed[pmid] if shown <= known[pmid] else sorted(known[pmid] | shown)
+                row = dict.fromkeys(order)
+                row.update((i, v) for i, v in got.items() if i in row)
+                if None in row.values():       # a reason for each instance without a value
+                    missing = NoValue(_no_value_reason(ds, b.name))
+                    row.update((i, missing) for i, v in row.items() if v is None)
+                if Unpredictable in set(map(type, got.values())):
+                    row.update((i, unpredictable) for i, v in row.items() if isinstance(v, Unpredictable))
                 s.values[pmid] = row
         out.append(s)
     return out
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
 
 
 def _plot(ev: Evaluator, view: Archive, samples: list[Any], args: argparse.Namespace,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcpconform.format.cnum import INTEGER_TYPES, NUMERIC_TYPES, f32, wrap, wrap_type
 from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
@@ -50,7 +50,11 @@ from pcpconform.oracles.derive.state import (
     derived_pmid,
 )
 from pcpconform.oracles.derive.ternary import Ternary
+from pcpconform.oracles.derive.vector_stats import Reason, VectorStats
 from pcpconform.oracles.interp.replay import NoValue, Replay, Sample
+
+if TYPE_CHECKING:
+    from pcpconform.oracles.derive.vectorised import Vectoriser
 
 __all__ = ["Evaluator", "DerivedSample", "DerivedView", "Unpredictable", "UNPREDICTABLE", "DEVIATIONS",
            "EMULATABLE", "CRASHES", "instance_order", "derived_pmid", "bin_op", "timespec_seconds"]
@@ -65,12 +69,13 @@ class Evaluator(Functions, Ternary):
     byte of freshly malloc'd memory holds in a heap state that fixes it (glibc's
     MALLOC_PERTURB_ fill, 0 for fresh pages), used for the memory DERIVE-DEV-1 and the half of
     a value DERIVE-DEV-2 leave unwritten; None (glibc's defaults): such values, and all
-    that depends on them, are UNPREDICTABLE."""
+    that depends on them, are UNPREDICTABLE. ``vectorise=False``: ``schedule`` evaluates
+    every fetch one at a time, the reference for the vectorised path (vectorised.py)."""
 
     def __init__(self, archive: Archive, bound: Sequence[Bound], profile: Profile, *,
                  rules: str | None = None, emulate: Iterable[str] = (),
                  interp_emulate: Iterable[str] = (), from_time: Timestamp | None = None,
-                 unwritten: int | None = None) -> None:
+                 unwritten: int | None = None, vectorise: bool = True) -> None:
         self.archive = archive
         if unwritten is not None and not 0 <= unwritten <= 0xFF:
             raise ValueError(f"unwritten must be a byte value, not {unwritten}")
@@ -103,11 +108,31 @@ class Evaluator(Functions, Ternary):
         self._unknown = False
         self._prev_hits: dict[str, tuple[set[str], bool]] = {}
         self._history = {b.name: any(n.save_last for n in b.root.walk()) for b in self.bound}
+        # schedule() evaluates what it can a piece at a time (vectorised.py); the rest, and
+        # every metric without numpy or with vectorise=False, one fetch at a time
+        self.vector_stats = VectorStats()
+        self.vectoriser: Vectoriser | None = None
+        why = Reason.DISABLED if not vectorise else self._start_vectoriser()
+        self._no_vectoriser: Reason = why or Reason.DISABLED
+
+    def _start_vectoriser(self) -> Reason | None:
+        try:
+            from pcpconform.oracles.derive.vectorised import Vectoriser
+        except ImportError:             # an install without numpy: counted, never silent
+            return Reason.NO_NUMPY
+        self.vectoriser = Vectoriser(self.bound, self.order, self._constant)
+        self.vector_stats = self.vectoriser.stats
+        return None
 
     # -- driving -------------------------------------------------------------------------
     def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[DerivedSample]:
         """Fetch ``count`` times from ``start`` every ``interval_nsec``, with libpcp's
-        timestamp arithmetic for the context origin (DERIVE-EVAL-16)."""
+        timestamp arithmetic for the context origin (DERIVE-EVAL-16).
+
+        Each piece of the schedule is offered to the vectoriser first; what it returns
+        is what ``fetch`` would give (tests/property/test_derive_vectorised.py), and the
+        metric-fetches it leaves are evaluated by ``fetch`` and counted in
+        ``vector_stats``."""
         sign = -1 if interval_nsec < 0 else 1
         delta = (sign * (abs(interval_nsec) // 10**9), sign * (abs(interval_nsec) % 10**9))
         origin = (start.sec, start.nsec)
@@ -115,17 +140,30 @@ class Evaluator(Functions, Ternary):
         # the operands' samples a piece of the schedule at a time (the vectorised replay
         # gives what one replay.fetch after another gives, fetch state included)
         for piece in self.replay.schedule_chunks(start, interval_nsec, count):
-            for sample in piece:
+            given = self._vectorised(piece)
+            for q, sample in enumerate(piece):
                 after = origin_add(origin, delta)
-                out.append(self.fetch(sample.time, stamp=origin, origin_after=after, sample=sample))
+                done = {name: pairs for name, rows in given.items()
+                        if (pairs := rows[q]) is not None}
+                out.append(self.fetch(sample.time, stamp=origin, origin_after=after, sample=sample,
+                                      given=done))
                 origin = after
         return out
 
+    def _vectorised(self, piece: list[Sample]) -> dict[str, list[list[tuple[Any, Any]] | None]]:
+        if self.vectoriser is None:
+            live = sum(1 for s in piece if not s.eol)
+            self.vector_stats.fallbacks[self._no_vectoriser] += live * len(self.bound)
+            return {}
+        return self.vectoriser.piece(piece)
+
     def fetch(self, when: Timestamp, *, stamp: tuple[int, int] | None = None,
-              origin_after: tuple[int, int] | None = None, sample: Sample | None = None) -> DerivedSample:
+              origin_after: tuple[int, int] | None = None, sample: Sample | None = None,
+              given: dict[str, list[tuple[Any, Any]]] | None = None) -> DerivedSample:
         """One fetch at ``when``. ``stamp`` is the result timestamp as libpcp holds it and
         ``origin_after`` the context origin after the fetch (both default to ``when``);
-        ``sample`` is the operands' replay at ``when`` if already computed."""
+        ``sample`` is the operands' replay at ``when`` if already computed; ``given`` the
+        values of metrics already evaluated for it (vectorised, stateless expressions)."""
         if sample is None:
             sample = self.replay.fetch(when)
         out = DerivedSample(when, eol=sample.eol)
@@ -136,6 +174,11 @@ class Evaluator(Functions, Ternary):
         self._real_stamp = stamp if stamp is not None else self._exact
         self._origin_after = origin_after if origin_after is not None else self._exact
         for b in self.bound:
+            pairs = given.get(b.name) if given else None
+            if pairs is not None:      # no state, no deviation: nothing else to record
+                self._prev_hits[b.name] = (set(), False)
+                out.values[b.name] = pairs
+                continue
             # a previous sample kept for delta()/rate() carries its deviations one fetch on
             history = self._history[b.name]
             carried = self._prev_hits.get(b.name, (set(), False)) if history else (set(), False)

@@ -1,0 +1,34 @@
+"""What the vectorised evaluation of derived metrics did: how many metric-fetches it
+evaluated, and why it left the others to the per-fetch evaluator (numpy-free, so the
+evaluator can count even where numpy is missing)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = ["Reason", "VectorStats"]
+
+
+class Reason(StrEnum):
+    """Why a metric-fetch went to the per-fetch evaluator."""
+
+    NO_NUMPY = "numpy not installed"
+    DISABLED = "vectorising turned off"
+    HISTORY = "delta()/rate() keep a previous sample"
+    NODE = "node kind evaluated per fetch"
+    NAME = "name unknown, nested or not numeric"
+    CONSTANT_INDOM = "constant with an instance domain"
+    MIXED_TYPES = "operand types the result type does not promote from"
+    ZERO_DIVISOR = "scale divisor wrapped to 0"
+    SHORT_RUN = "instance lists change within a few fetches"
+    VALUES = "operand values outside their type"
+
+
+@dataclass
+class VectorStats:
+    """Metric-fetches evaluated here, and those left to the per-fetch evaluator by reason."""
+
+    vectorised: int = 0
+    fallbacks: Counter[Reason] = field(default_factory=Counter)
