@@ -29,6 +29,7 @@ from pcpconform.oracles.derive.profiles import profile as get_profile
 from pcpconform.oracles.derive.session import Registered, bind_wanted, registered
 from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
 from pcpconform.oracles.interp.installed import chosen_rules
+from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue
 from pcpconform.oracles.interp.report import samples_json, write_csv, write_text
@@ -134,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     view = _report_source(ev)
     keep = _instance_filter(view, ev, bounds, args.instances)
     derived_samples = ev.schedule(start, interval, count)
-    samples = _samples(ev, view, bounds, derived_samples, keep)
+    with gc_paused():               # rows of acyclic dicts: nothing to collect
+        samples = _samples(ev, view, bounds, derived_samples, keep)
     if args.plot:
         _plot(ev, view, samples, args, rules)
     with opened_output(args.output) as out:
@@ -205,10 +207,13 @@ def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples:
             for b in bounds:
                 pmid = int(ev.pmids[b.name])
                 got = s.values.get(pmid, {})
-                shown = set(got) if keep is None else set(got) & keep[pmid]
+                shown = got.keys() if keep is None else got.keys() & keep[pmid]
                 order = listed[pmid] if shown <= known[pmid] else sorted(known[pmid] | shown)
-                row = dict.fromkeys(order)
-                row.update((i, v) for i, v in got.items() if i in row)
+                if len(shown) == len(order) and keep is None:     # every instance has a value
+                    row = dict(zip(order, map(got.__getitem__, order)))
+                else:
+                    row = dict.fromkeys(order)
+                    row.update((i, v) for i, v in got.items() if i in row)
                 if None in row.values():       # a reason for each instance without a value
                     missing = NoValue(_no_value_reason(ds, b.name))
                     row.update((i, missing) for i, v in row.items() if v is None)

@@ -51,6 +51,7 @@ from pcpconform.oracles.derive.state import (
 )
 from pcpconform.oracles.derive.ternary import Ternary
 from pcpconform.oracles.derive.vector_stats import Reason, VectorStats
+from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import NoValue, Replay, Sample
 
 if TYPE_CHECKING:
@@ -140,14 +141,15 @@ class Evaluator(Functions, Ternary):
         # the operands' samples a piece of the schedule at a time (the vectorised replay
         # gives what one replay.fetch after another gives, fetch state included)
         for piece in self.replay.schedule_chunks(start, interval_nsec, count):
-            given = self._vectorised(piece)
-            for q, sample in enumerate(piece):
-                after = origin_add(origin, delta)
-                done = {name: pairs for name, rows in given.items()
-                        if (pairs := rows[q]) is not None}
-                out.append(self.fetch(sample.time, stamp=origin, origin_after=after, sample=sample,
-                                      given=done))
-                origin = after
+            with gc_paused():           # ~10^5 acyclic pairs and lists: nothing to collect
+                given = self._vectorised(piece)
+                for q, sample in enumerate(piece):
+                    after = origin_add(origin, delta)
+                    done = {name: pairs for name, rows in given.items()
+                            if (pairs := rows[q]) is not None}
+                    out.append(self.fetch(sample.time, stamp=origin, origin_after=after,
+                                          sample=sample, given=done))
+                    origin = after
         return out
 
     def _vectorised(self, piece: list[Sample]) -> dict[str, list[list[tuple[Any, Any]] | None]]:
@@ -203,7 +205,7 @@ class Evaluator(Functions, Ternary):
         """The fetch as an interp Sample keyed by the derived pmIDs (inst -> value)."""
         out = Sample(derived.time, eol=derived.eol)
         for name, pairs in derived.values.items():
-            out.values[int(self.pmids[name])] = {inst: value for inst, value in pairs}
+            out.values[int(self.pmids[name])] = dict(pairs)
         return out
 
     def _eval(self, node: BoundNode, bound: Bound) -> int:
