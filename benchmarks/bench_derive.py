@@ -5,6 +5,7 @@ the same config file, on the ``bench_interp.py`` archive and schedule.
 Run from the project root::
 
     .venv/bin/python benchmarks/bench_derive.py [--size-mb 20] [--fetches 2000] [--repeat 3]
+        [--baseline DIR]
 
 Both replay the derived metrics of ``DERIVED_CONFIG`` (sums of counters and of instants,
 ratios, a scaled double, over instance domains and singular metrics: expressions the
@@ -13,6 +14,10 @@ archive, raw values (``pmrep -r``), CSV to /dev/null, ``--rules pcp-6.0`` as the
 libpcp. Rounds are interleaved, best of ``--repeat``; wall clock and CPU (user + system of
 the child) are reported, and the ratio pmrep / derive (higher is faster; the target is
 within 1.5x, i.e. >= 0.67x). Nothing is asserted; exit status 1 if a command fails.
+
+``--baseline DIR`` adds a third command: the same ``derive`` run from another source tree
+of the project (e.g. ``git archive REV | tar -x -C DIR``), interleaved with the other two,
+so that before and after are measured side by side in one run.
 
 ``measure()`` returns the timings for other scripts (``run_all.py``).
 """
@@ -61,18 +66,28 @@ def archive(size_mb: float = 20) -> Path:
     return base
 
 
-def commands(base: Path, fetches: int, config: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+BASELINE = "baseline derive --format csv"
+#: the pcpconform command from whatever source tree PYTHONPATH names first
+_FROM_PATH = "import sys; from pcpconform.cli import main; sys.exit(main())"
+
+
+def commands(base: Path, fetches: int, config: Path,
+             baseline: Path | None = None) -> dict[str, tuple[list[str], dict[str, str]]]:
     a, start, delta, _ = bench_interp.schedule(base, fetches)
     here = Path(sys.executable).with_name("pcpconform")
     tool = str(here) if here.exists() else (shutil.which("pcpconform") or "pcpconform")
     when = f"{start.sec}.{start.nsec:09d}"
-    return {
+    args = ["derive", str(base), "--config", str(config), "--rules", "pcp-6.0", "--start", when,
+            "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches), "--format", "csv"]
+    runs = {
         PMREP: (bench_interp.pmrep_argv(base, NAMES, start, delta, fetches, a.start),
                 {**os.environ, "PCP_DERIVED_CONFIG": str(config)}),
-        DERIVE: ([tool, "derive", str(base), "--config", str(config), "--rules", "pcp-6.0",
-                  "--start", when, "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches),
-                  "--format", "csv"], dict(os.environ)),
+        DERIVE: ([tool, *args], dict(os.environ)),
     }
+    if baseline is not None:
+        runs[BASELINE] = ([sys.executable, "-P", "-c", _FROM_PATH, *args],   # -P: not the cwd first
+                          {**os.environ, "PYTHONPATH": str(baseline.resolve())})
+    return runs
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -88,13 +103,14 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def measure(base: Path | None = None, fetches: int = 2000, repeat: int = 3) -> dict[str, tuple[float, float]]:
+def measure(base: Path | None = None, fetches: int = 2000, repeat: int = 3,
+            baseline: Path | None = None) -> dict[str, tuple[float, float]]:
     """Best (wall, CPU) seconds per command over ``repeat`` interleaved rounds."""
     base = archive() if base is None else base
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "bench.derived"
         config.write_text(DERIVED_CONFIG)
-        runs = commands(base, fetches, config)
+        runs = commands(base, fetches, config, baseline)
         times: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
         for _ in range(repeat):
             for label, (argv, env) in runs.items():
@@ -107,9 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=float, default=20)
     ap.add_argument("--fetches", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, metavar="DIR",
+                    help="also run derive from this source tree of the project")
     args = ap.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "pcpconform" / "cli").is_dir():
+        print(f"--baseline {args.baseline}: not a source tree of pcpconform", file=sys.stderr)
+        return 2
     try:
-        got = measure(archive(args.size_mb), args.fetches, args.repeat)
+        got = measure(archive(args.size_mb), args.fetches, args.repeat, args.baseline)
     except RuntimeError as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1
