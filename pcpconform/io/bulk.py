@@ -402,17 +402,19 @@ def _encode_fast(version: int, res: DecodedResult, types: dict[int, int]) -> byt
 
 class ValueColumn:
     """Where one value set's values lie in a record: ``numval`` values ``stride`` bytes
-    apart from byte ``offset``, each of struct code ``code`` (the decoder's own)."""
+    apart from byte ``offset``, each of struct code ``code`` (the decoder's own); or, with
+    no code, value blocks the decoder reads one at a time: (offset, vlen, vtype) each."""
 
-    __slots__ = ("code", "insts", "offset", "pmid", "stride")
+    __slots__ = ("blocks", "code", "insts", "offset", "pmid", "stride")
 
     def __init__(self, pmid: int, insts: tuple[int, ...], offset: int, stride: int,
-                 code: str) -> None:
+                 code: str, blocks: tuple[tuple[int, int, int], ...] = ()) -> None:
         self.pmid = pmid
         self.insts = insts
         self.offset = offset
         self.stride = stride
         self.code = code
+        self.blocks = blocks
 
 
 class ResultLayout:
@@ -475,7 +477,16 @@ def _layout(record: RawRecord, version: int, types: dict[int, int]) -> ResultLay
             step = size // 4
             if not codes or vlen != size or words != tuple(
                     range(words[0], words[0] + step * vs.numval, step)):
-                return "blocks not one run of fixed-size blocks"
+                # _decode_blocks read these one at a time: so will decode_run, the
+                # payloads variable, the headers (types, lengths) fixed
+                blocks = []
+                for word in words:
+                    off = block_offset(word)
+                    head = _WORD.unpack_from(data, off)[0]
+                    blocks.append((off, head & 0xFFFFFF, head >> 24))
+                    variable.append((off + 4, (head & 0xFFFFFF) - 4))
+                columns.append(ValueColumn(vs.pmid, insts, -1, 0, "", tuple(blocks)))
+                continue
             if vtype != ptype:
                 return "block type not the descriptor's"
             column = ValueColumn(vs.pmid, insts, first + 4, size, codes[1])
@@ -501,7 +512,8 @@ def decode_run(layout: ResultLayout, datas: list[bytes],
     """Which of ``datas`` (records of ``layout.size`` bytes) have every fixed word of the
     record the layout was read from (a numpy bool per record), and for those records the
     values of the value sets of ``pmids``: per column a native numpy array of shape
-    (instances, records), typed as ``decode_result`` types them (FLOAT as its 32 bits).
+    (instances, records), typed as ``decode_result`` types them (FLOAT as its 32 bits),
+    or for blocks read one at a time a list of each record's values (Python objects).
     A record that has the reference's fixed words decodes as the reference does, its
     timestamp and values aside. numpy is imported here, by the callers that use this."""
     import numpy as np
@@ -513,14 +525,20 @@ def decode_run(layout: ResultLayout, datas: list[bytes],
     if layout.fixed is None:
         fixed = np.full(size // 4, 0xFFFFFFFF, dtype=np.uint32)
         for off, length in layout.variable:
-            fixed[off // 4:(off + length) // 4] = 0
+            fixed[off // 4:(off + length + 3) // 4] = 0
         layout.fixed = fixed
     reference = np.frombuffer(layout.reference, dtype=np.uint32)
     matching = ~((words ^ reference) & layout.fixed).any(axis=1)
     every = bool(matching.all())
     out: list[tuple[ValueColumn, Any]] = []
+    kept = datas if every else [d for d, ok in zip(datas, matching.tolist()) if ok]
     for column in layout.columns:
         if column.pmid not in pmids:
+            continue
+        if not column.code:
+            blocks = column.blocks
+            out.append((column, [tuple(decode_block(vtype, data[off + 4:off + vlen])
+                                       for off, vlen, vtype in blocks) for data in kept]))
             continue
         stored = np.dtype(numpy_type(column.code))
         view = np.ndarray((count, len(column.insts)), dtype=stored, buffer=buf,

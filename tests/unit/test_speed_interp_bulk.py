@@ -31,7 +31,6 @@ from pcpconform.oracles.interp.wanted import wanted_records
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p.parent / "a" for p in (ROOT / "corpus" / "cases").glob("*/*/a.meta*")
                if not p.parent.name.startswith("compress"))
-NOT_A_RUN = "blocks not one run of fixed-size blocks"
 
 
 class OneAtATime(Replay):
@@ -82,11 +81,8 @@ def test_the_benchmark_shape_is_decoded_in_windows(bench: tuple[Path, dict[str, 
     got, reasons, together = _outcome(Replay, base)
     want, _, _ = _outcome(OneAtATime, base)
     assert got == want
-    records = info["results"] + info["marks"]
-    # every record without a string value set is decoded with its window's others
-    assert together >= records * 4 // 5
-    assert together + sum(reasons.values()) == records
-    assert set(reasons) <= {NOT_A_RUN, "mark"}
+    # every result, strings and all, is decoded with its window's others; marks alone
+    assert (together, reasons) == (info["results"], Counter({"mark": info["marks"]} if info["marks"] else {}))
 
 
 def test_the_benchmark_shape_replays_the_same_samples(bench: tuple[Path, dict[str, Any]]) -> None:
@@ -126,7 +122,8 @@ def test_a_planted_defect_in_the_window_decoder_is_seen(bench: tuple[Path, dict[
     def off_by_one(layout: Any, datas: list[bytes], pmids: Any) -> Any:
         matching, columns = real(layout, datas, pmids)
         for _, values in columns:
-            values[:, 1:] += 1
+            if not isinstance(values, list):    # a numpy array, not blocks read one at a time
+                values[:, 1:] += 1
         return matching, columns
 
     monkeypatch.setattr(wanted_module, "decode_run", off_by_one)
@@ -150,8 +147,11 @@ def test_decode_run_gives_decode_results_values_and_refuses_another_shape(
     data = bytearray(record.data)
     column = next(c for c in layout.columns if c.code in ("Q", "d"))
     data[column.offset:column.offset + 8] = struct.pack(">Q", 0x7FF0000000000001)   # a value
+    text = next(c for c in layout.columns if not c.code)                 # a string block
+    off = text.blocks[0][0]
+    data[off + 4] ^= 0x20                                                # its payload
     reshaped = bytearray(data)
-    struct.pack_into(">i", reshaped, column.offset - 8, 99)          # not a value: a block header
+    struct.pack_into(">i", reshaped, column.offset - 4, 99)          # not a value: a block header
     datas = [bytes(record.data), bytes(data), bytes(reshaped)]
     matching, columns = bulk.decode_run(layout, datas, {c.pmid for c in layout.columns})
     assert matching.tolist() == [True, True, False]
@@ -163,7 +163,7 @@ def test_decode_run_gives_decode_results_values_and_refuses_another_shape(
         for col, values in columns:
             vs = by_pmid[col.pmid]
             assert vs.columns[0] == col.insts
-            got = values[:, k].tolist()
+            got = list(values[k]) if isinstance(values, list) else values[:, k].tolist()
             if types[col.pmid] == PmType.FLOAT:     # kept as their bits
                 got = [F32.from_bits(v) for v in got]
             assert [_exact(v) for v in got] == [_exact(v) for v in vs.columns[1]]

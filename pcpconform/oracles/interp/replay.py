@@ -657,11 +657,14 @@ def _merge_window(window: ValueWindow, singular: set[int], descs: dict[int, Any]
         for k, (pmid, insts, values) in enumerate(columns):
             entry = per.get(pmid)
             if entry is None:
-                per[pmid] = [(positions[0], k), insts, [(positions, values)], []]
+                entry = per[pmid] = [(positions[0], k), insts, [], []]
             elif entry[1] != insts:
                 return None
             else:
                 entry[0] = min(entry[0], (positions[0], k))
+            if values.__class__ is list:        # blocks decoded one at a time
+                entry[3].extend(zip(positions, values))
+            else:
                 entry[2].append((positions, values))
         for p in positions:
             counts[p] = len(columns)

@@ -169,6 +169,10 @@ def wanted_records(archive: Archive, wanted: Iterable[int], start: Any = None,
         yield decoder(record)
 
 
+_LAYOUTS_PER_SIZE = 16        # layouts kept per record size (strings of one padded length)
+TOO_MANY_LAYOUTS = "too many layouts of one record size"
+
+
 class ValueWindow:
     """Consecutive records decoded together: each record's time and whether it is a mark,
     the records decoded one at a time (by position), and per group of records of one
@@ -219,8 +223,8 @@ def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[
     version, types, wanted = decoder.version, decoder.types, decoder.wanted
     quirky = frozenset(singular)
     fallbacks = stats.record_fallbacks
-    layouts: dict[int, ResultLayout] = {}           # by record size: the latest one seen
-    declined: dict[int, str] = {}       # record sizes without a layout: not tried again
+    layouts: dict[int, list[ResultLayout]] = {}     # by record size, the first ones seen
+    declined: dict[int, str] = {}       # record sizes whose first record has no layout
 
     def single(window: ValueWindow, pos: int, reason: str, errors: dict[int, Exception]) -> None:
         fallbacks[reason] += 1
@@ -235,30 +239,39 @@ def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[
         classes: dict[int, list[int]] = {}
         for pos, record in enumerate(raw):
             length = len(record.data)
-            if length not in layouts:
-                if length in declined:
-                    single(window, pos, declined[length], errors)
-                    continue
-                found = result_layout(record, version, types)
-                reason = _bulk_reason(found, wanted, quirky)
-                if reason or isinstance(found, str):
-                    declined[length] = reason
-                    single(window, pos, reason, errors)
-                    continue
-                layouts[length] = found
+            if length in declined:
+                single(window, pos, declined[length], errors)
+                continue
             classes.setdefault(length, []).append(pos)
         for length, positions in classes.items():
-            matching, columns = decode_run(layouts[length], [raw[p].data for p in positions], wanted)
-            kept = [p for p, ok in zip(positions, matching.tolist()) if ok]
-            for pos, ok in zip(positions, matching.tolist()):
-                if not ok:
-                    single(window, pos, "layout changed", errors)
-                    found = result_layout(raw[pos], version, types)
-                    if not _bulk_reason(found, wanted, quirky) and not isinstance(found, str):
-                        layouts[length] = found     # for the next window
-            if kept:
-                stats.bulk_records += len(kept)
-                window.groups.append((kept, [(c.pmid, c.insts, v) for c, v in columns]))
+            known = layouts.setdefault(length, [])
+            tried = 0
+            while positions:
+                if tried < len(known):
+                    layout = known[tried]
+                elif len(known) < _LAYOUTS_PER_SIZE:
+                    # a layout from the first record left
+                    found = result_layout(raw[positions[0]], version, types)
+                    reason = _bulk_reason(found, wanted, quirky)
+                    if reason or isinstance(found, str):
+                        if not known:
+                            declined[length] = reason
+                        single(window, positions.pop(0), reason, errors)
+                        continue
+                    known.append(found)
+                    layout = found
+                else:
+                    for pos in positions:
+                        single(window, pos, TOO_MANY_LAYOUTS, errors)
+                    break
+                tried += 1
+                matching, columns = decode_run(layout, [raw[p].data for p in positions], wanted)
+                flags = matching.tolist()
+                kept = [p for p, ok in zip(positions, flags) if ok]
+                positions = [p for p, ok in zip(positions, flags) if not ok]
+                if kept:
+                    stats.bulk_records += len(kept)
+                    window.groups.append((kept, [(c.pmid, c.insts, v) for c, v in columns]))
         if errors:
             raise errors[min(errors)]
         singles = window.singles
