@@ -31,7 +31,7 @@ from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
 from pcpconform.oracles.interp.installed import chosen_rules
 from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
-from pcpconform.oracles.interp.replay import NoValue
+from pcpconform.oracles.interp.replay import NoValue, Sample
 from pcpconform.oracles.interp.report import samples_json, write_csv, write_text
 from pcpconform.oracles.interp.schedule import extent_note, instance_filter, interval_and_seek, plan
 
@@ -200,13 +200,13 @@ def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples:
         known[pmid] = insts if keep is None else insts & keep[pmid]
     listed = {pmid: sorted(insts) for pmid, insts in known.items()}
     unpredictable = NoValue("unpredictable (libpcp reads uninitialised memory)")
+    metrics = [(b.name, int(ev.pmids[b.name])) for b in bounds]
     out = []
     for ds in derived_samples:
-        s = ev.interp_sample(ds)
-        if not s.eol:
-            for b in bounds:
-                pmid = int(ev.pmids[b.name])
-                got = s.values.get(pmid, {})
+        s = Sample(ds.time, eol=ds.eol)
+        if not ds.eol:
+            for name, pmid in metrics:
+                got = dict(ds.values.get(name, ()))
                 shown = got.keys() if keep is None else got.keys() & keep[pmid]
                 order = listed[pmid] if shown <= known[pmid] else sorted(known[pmid] | shown)
                 if len(shown) == len(order) and keep is None:     # every instance has a value
@@ -214,8 +214,8 @@ def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples:
                 else:
                     row = dict.fromkeys(order)
                     row.update((i, v) for i, v in got.items() if i in row)
-                if None in row.values():       # a reason for each instance without a value
-                    missing = NoValue(_no_value_reason(ds, b.name))
+                    # a reason for each instance without a value
+                    missing = NoValue(_no_value_reason(ds, name))
                     row.update((i, missing) for i, v in row.items() if v is None)
                 if Unpredictable in set(map(type, got.values())):
                     row.update((i, unpredictable) for i, v in row.items() if isinstance(v, Unpredictable))
