@@ -8,6 +8,12 @@ in value-set order from the end of the value sets to the trailer), and decodes t
 value sets only, exactly as the bulk decoder would. Any other record (strings, events,
 another layout, anything damaged) is decoded whole by ``decode_result`` and filtered, so
 values and errors are the same (tests/unit/test_speed_interp_wanted.py).
+
+``wanted_windows`` is the whole replay's pass: records come in windows, and in each the
+records of one layout (``bulk.result_layout``: the same fixed words, only times and
+values differ) are decoded together by ``bulk.decode_run`` into numpy arrays, which the
+replay appends to its series' arrays without a Python object per value; the rest go
+through the ``WantedDecoder``, counted by reason (tests/unit/test_speed_interp_bulk.py).
 """
 
 from __future__ import annotations
@@ -169,6 +175,7 @@ def wanted_records(archive: Archive, wanted: Iterable[int], start: Any = None,
         yield decoder(record)
 
 
+_WINDOW_BYTES = 8 << 20        # a window's records at most (numpy copies them once more)
 _LAYOUTS_PER_SIZE = 16        # layouts kept per record size (strings of one padded length)
 TOO_MANY_LAYOUTS = "too many layouts of one record size"
 
@@ -215,11 +222,12 @@ def _bulk_reason(layout: ResultLayout | str, wanted: frozenset[int], singular: f
 
 def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[int],
                    stats: Any, start: Any = None, size: int = 1024) -> Iterator[ValueWindow]:
-    """``wanted_records`` in windows of at most ``size`` records: in each, the records of
-    one layout are decoded together by numpy (``bulk.decode_run``), without a Python
-    object per value; every other record by ``decoder``, its reason counted in
-    ``stats.record_fallbacks``; ``stats.bulk_records`` counts the others. Values and
-    errors are ``wanted_records``': of several bad records, the first one's error."""
+    """``wanted_records`` in windows of at most ``size`` records (and about
+    ``_WINDOW_BYTES``): in each, the records of one layout are decoded together by numpy
+    (``bulk.decode_run``), without a Python object per value; every other record by
+    ``decoder``, its reason counted in ``stats.record_fallbacks``; ``stats.bulk_records``
+    counts the others. Values and errors are ``wanted_records``': of several bad records,
+    the first one's error."""
     version, types, wanted = decoder.version, decoder.types, decoder.wanted
     quirky = frozenset(singular)
     fallbacks = stats.record_fallbacks
@@ -286,6 +294,7 @@ def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[
         return window
 
     batch: list[RawRecord] = []
+    held = 0                            # bytes in the batch
     records = archive.volume_records()
     while True:
         try:
@@ -299,8 +308,9 @@ def wanted_windows(archive: Archive, decoder: WantedDecoder, singular: Iterable[
         if start is not None and (vol < start.vol or (vol == start.vol and record.offset < start.off_data)):
             continue
         batch.append(record)
-        if len(batch) >= size:
+        held += len(record.data)
+        if len(batch) >= size or held >= _WINDOW_BYTES:
             yield build(batch)
-            batch = []
+            batch, held = [], 0
     if batch:
         yield build(batch)
