@@ -32,14 +32,18 @@ _LITERALS = ["0", "1", "2", "7", "1000", "4294967295", "2147483648", "0.5", "100
 
 @st.composite
 def _arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
-    """An expression the vectoriser plans for: names, literals, unary minus, binary operators.
+    """An expression the vectoriser plans for: names, literals, unary minus, instant(), binary
+    operators.
     Few distinct ``names`` per expression, so that their units agree and it binds."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         if draw(st.integers(0, 2)):
             return draw(st.sampled_from(names))
         return draw(st.sampled_from(_LITERALS))
-    if draw(st.integers(0, 5)) == 0:
+    unary = draw(st.integers(0, 7))
+    if unary == 0:
         return f"(-{draw(_arithmetic(names, depth - 1))})"
+    if unary == 1:
+        return f"instant({draw(_arithmetic(names, depth - 1))})"
     left, right = draw(_arithmetic(names, depth - 1)), draw(_arithmetic(names, depth - 1))
     return f"({left} {draw(st.sampled_from(_OPS))} {right})"
 

@@ -78,6 +78,7 @@ EXPRESSIONS = [
     # floating type, or by reinterpreting it (scale factors, -x, FLOAT rounding)
     "e.i32 > e.big", "-e.i32 + 0.5", "-e.u32 * 1.0", "(e.flt + e.flt) * 1.5",
     "(e.big + e.flt) * 1.0", "e.kb + e.b", "e.b - e.kb", "e.kb * e.b", "e.kb / e.b",
+    "instant(e.set) - instant(e.set2)", "instant(e.flt) * 1.5",  # pcp-6.0: of a name
 ]
 
 
@@ -143,6 +144,7 @@ def test_short_runs_and_unplanned_metrics_are_counted(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "reason"), [
     ("e.u32 + 1", None), ("-(e.set * 2)", None), ("e.dbl > 0.5", None),
+    ("instant(e.set) * 2", None), ("delta(instant(e.u32))", Reason.HISTORY),
     ("rate(e.u32)", Reason.HISTORY), ("sum(e.set)", Reason.NODE), ("!e.u32", Reason.NODE),
     ("e.set[a] + 1", Reason.NODE), ("e.u32 > 0 ? e.u32 : 1", Reason.NODE),
     ("rescale(e.dbl, \"count\")", Reason.NODE),

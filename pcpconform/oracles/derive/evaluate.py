@@ -4,7 +4,9 @@ An ``Evaluator`` owns an interpolation ``Replay`` of every operand metric and, p
 walks each bound expression bottom up with C arithmetic (integer wrap-around, float32 for
 FLOAT, division in double), the instance order libpcp's INTERP results use, and per-node
 state for delta()/rate(), min()/max(), [inst] and matchinst(). The rules are
-spec/derive.md DERIVE-EVAL-*.
+spec/derive.md DERIVE-EVAL-*. ``schedule`` hands the stateless arithmetic of a whole piece
+of the schedule to ``vectorised.Vectoriser`` (numpy, the same values bit for bit) and
+walks the rest fetch by fetch; ``vector_stats`` counts which took which path and why.
 
 Where libpcp is defective (spec/derive.md DERIVE-DEV-*), the evaluator gives the intended
 value, records the deviation's name in ``DerivedSample.deviations``, and reproduces

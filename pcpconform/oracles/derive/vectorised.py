@@ -1,7 +1,7 @@
 """Derived metrics evaluated over a whole piece of a schedule at once, with numpy.
 
-The common case is arithmetic, relational and boolean operators, unary minus and
-constants over numeric operands whose instance lists stay the same for many fetches in a
+The common case is arithmetic, relational and boolean operators, unary minus, instant()
+and constants over numeric operands whose instance lists stay the same for many fetches in a
 row. Over such a *run* the pairing of DERIVE-EVAL-4 is fixed, so each node is one array
 (fetches x instances) and each operator one numpy expression that reproduces
 ``arithmetic.bin_op`` (DERIVE-EVAL-5..-7) bit for bit: integers converted to the result
@@ -9,10 +9,10 @@ type and wrapping, FLOAT computed in double and rounded once to float32, DOUBLE 
 divided by their divisor and multiplied by their multiplier, ``0 / x`` is 0.
 
 Nothing here keeps state from one fetch to the next, so a metric may go back and forth
-between this path and the per-fetch ``Evaluator``; everything else (delta(), rate(),
-aggregates, ternaries, instance filters, ``!``, constants with an instance domain, nested
-or unknown names, short runs) is left to the per-fetch evaluator, and each metric-fetch so
-left is counted with its ``Reason`` in ``VectorStats``.
+between this path and the per-fetch ``Evaluator``. Everything else (delta(), rate() and
+what is below them, aggregates, ternaries, instance filters, ``!``, constants with an
+instance domain, nested or unknown names, short runs) is left to the per-fetch evaluator,
+and each metric-fetch so left is counted with its ``Reason`` in ``VectorStats``.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ def plan(node: BoundNode) -> Reason | None:
             why = _binary_plan(n)
             if why is not None:
                 return why
+        elif n.kind == "INSTANT":
+            if n.left is None or n.left.desc.type != n.desc.type:
+                return Reason.NODE
         elif n.kind != "NEG" or n.desc.type != _NEGATED.get(n.left.desc.type if n.left else -1):
             return Reason.NODE
     return None
@@ -210,6 +213,8 @@ class Vectoriser:
             return _Column((PM_IN_NULL,), np.repeat(arr, hi - lo, axis=0))
         assert node.left is not None
         left = self._node(node.left, names, lo, hi)
+        if kind == "INSTANT":                  # the operand's values (outside delta()/rate())
+            return left
         if kind == "NEG":
             return _Column(left.insts, _negate(left.values, node.left.desc.type, node.desc.type))
         assert node.right is not None
