@@ -15,7 +15,7 @@ import pytest
 
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.arithmetic import pairs_key
 from pcpconform.oracles.derive.bind import Bound, bind
@@ -26,6 +26,7 @@ from pcpconform.oracles.derive.profiles import PROFILES
 from pcpconform.oracles.derive.session import bind_wanted, registered
 from pcpconform.oracles.derive.vector_stats import Reason
 from pcpconform.oracles.derive.vectorised import plan
+from pcpconform.oracles.interp.model import Sample
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1700000000
@@ -153,6 +154,20 @@ def test_plan_names_the_reason(tmp_path: Path, text: str, reason: Reason | None)
     archive = _archive(tmp_path)
     profile = PROFILES["pcp-6.3"]
     assert plan(bind(parse(text, profile), "d.x", archive, profile).root) == reason
+
+
+@pytest.mark.parametrize("value", [-1, 2**32, b"\x00", "text", object()])
+def test_values_outside_their_type_go_per_fetch(tmp_path: Path, value: Any) -> None:
+    """A value numpy cannot hold in the operand's dtype is no crash: the run is left to
+    the per-fetch evaluator, counted."""
+    archive = _archive(tmp_path)
+    bound = _bound(["e.u32 + 1"], archive)
+    ev = Evaluator(archive, bound, P60)
+    assert ev.vectoriser is not None
+    pmid = bound[0].root.left.pmid if bound[0].root.left else None
+    samples = [Sample(Timestamp(T0 + k), values={pmid: {PM_IN_NULL: value}}) for k in range(5)]
+    assert ev.vectoriser.piece(samples) == {"d.m0": [None] * 5}
+    assert ev.vector_stats.fallbacks == {Reason.VALUES: 5}
 
 
 def _bench(name: str) -> ModuleType:
