@@ -13,22 +13,29 @@ action table is built here instead, as bison builds it: yacc precedence and asso
 most common reduction of a state, none in a state that shifts ``ERROR``). The default
 reductions matter: they decide when the parser reads a lookahead token, and therefore
 where libpcp reports an error and which error production fires.
+
+Building the tables takes about 0.1 s and lark's import more, at every start of a derive
+command; so the tables of each grammar generation ship frozen in ``tables.json``, keyed by
+the SHA-256 of the grammar text they were built from. ``tables()`` uses a frozen table only
+when that digest matches the grammar in force, and says which it did in ``TABLE_SOURCES``;
+tests/unit/test_derive_tables_frozen.py fails when the file is stale.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from lark.common import ParserConf
-from lark.grammar import Rule as LarkRule
-from lark.grammar import Terminal
-from lark.load_grammar import GrammarBuilder
-from lark.parsers.grammar_analysis import LR0ItemSet
-from lark.parsers.lalr_analysis import LALR_Analyzer
+from pcpconform.oracles.derive.profiles import PROFILES, Profile
 
-from pcpconform.oracles.derive.profiles import Profile
+if TYPE_CHECKING:
+    from lark.grammar import Rule as LarkRule
 
 __all__ = ["GRAMMAR", "grammar_text", "Rule", "Tables", "tables", "END", "ERROR"]
 
@@ -241,18 +248,9 @@ class Tables:
         return bool(self.action[state])
 
 
-class _Analyzer(LALR_Analyzer):
-    def lalr_states(self) -> set[LR0ItemSet]:
-        self.compute_lr0_states()
-        # lark leaves these three unannotated
-        self.compute_reads_relations()      # type: ignore[no-untyped-call]
-        self.compute_includes_lookback()    # type: ignore[no-untyped-call]
-        self.compute_lookaheads()           # type: ignore[no-untyped-call]
-        return self.lr0_itemsets
-
-
 def _rules(text: str) -> tuple[list[LarkRule], list[Rule]]:
     """lark's rules for ``text`` and the same rules numbered as bison numbers them."""
+    from lark.load_grammar import GrammarBuilder
     builder = GrammarBuilder(False, [])
     builder.load_grammar(text, "<derive-grammar>")
     grammar = builder.build()
@@ -298,10 +296,83 @@ def _default_reduction(row: dict[str, tuple[str, int]], reductions: set[int]) ->
     return next(n for n, c in counts.items() if c == best) if best else None
 
 
+#: frozen tables shipped with the package, one per grammar generation (``Profile.syntax``)
+FROZEN_TABLES = "tables.json"
+#: grammar generation -> "frozen" or "built", as ``tables()`` found them in this process
+TABLE_SOURCES: dict[str, str] = {}
+
+
 @functools.cache
 def tables(profile: Profile) -> Tables:
-    """The parse tables of ``profile``'s grammar (computed once, then cached)."""
-    lark_rules, rules = _rules(grammar_text(profile))
+    """The parse tables of ``profile``'s grammar: the frozen ones when they were built from
+    this very grammar text, else built now (once per process)."""
+    text = grammar_text(profile)
+    frozen = _frozen().get(profile.syntax)
+    if frozen is not None and frozen.get("grammar_sha256") == grammar_digest(text):
+        TABLE_SOURCES[profile.syntax] = "frozen"
+        return _tables_from_json(frozen["tables"])
+    TABLE_SOURCES[profile.syntax] = "built"
+    return build_tables(text)
+
+
+def grammar_digest(text: str) -> str:
+    # the precedence lines are part of GRAMMAR's text, hence of every generation's text
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@functools.cache
+def _frozen() -> dict[str, Any]:
+    try:
+        raw = resources.files("pcpconform.oracles.derive").joinpath(FROZEN_TABLES).read_text()
+    except (FileNotFoundError, OSError):
+        return {}
+    doc: dict[str, Any] = json.loads(raw)
+    return doc
+
+
+def _tables_from_json(doc: dict[str, Any]) -> Tables:
+    return Tables(rules=[Rule(n, lhs, tuple(rhs), action) for n, lhs, rhs, action in doc["rules"]],
+                  action=[{t: (a, n) for t, (a, n) in row.items()} for row in doc["action"]],
+                  default=list(doc["default"]),
+                  goto=[dict(row) for row in doc["goto"]],
+                  start=doc["start"], terminals=frozenset(doc["terminals"]))
+
+
+def tables_to_json(t: Tables) -> dict[str, Any]:
+    return {"rules": [[r.number, r.lhs, list(r.rhs), r.action] for r in t.rules],
+            "action": [{k: list(v) for k, v in row.items()} for row in t.action],
+            "default": t.default, "goto": t.goto, "start": t.start,
+            "terminals": sorted(t.terminals)}
+
+
+def write_frozen_tables(path: Path | None = None) -> Path:
+    """Build every generation's tables and write them where ``tables()`` looks for them."""
+    target = path or Path(__file__).with_name(FROZEN_TABLES)
+    doc: dict[str, Any] = {}
+    for prof in PROFILES.values():
+        text = grammar_text(prof)
+        doc[prof.syntax] = {"grammar_sha256": grammar_digest(text),
+                            "tables": tables_to_json(build_tables(text))}
+    target.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n")
+    return target
+
+
+def build_tables(text: str) -> Tables:
+    """bison's tables for one grammar text, computed with lark's LALR analysis."""
+    from lark.common import ParserConf
+    from lark.grammar import Terminal
+    from lark.parsers.lalr_analysis import LALR_Analyzer
+
+    class _Analyzer(LALR_Analyzer):
+        def lalr_states(self) -> Any:
+            self.compute_lr0_states()
+            # lark leaves these three unannotated
+            self.compute_reads_relations()      # type: ignore[no-untyped-call]
+            self.compute_includes_lookback()    # type: ignore[no-untyped-call]
+            self.compute_lookaheads()           # type: ignore[no-untyped-call]
+            return self.lr0_itemsets
+
+    lark_rules, rules = _rules(text)
     number = {id(r): i for i, r in enumerate(lark_rules)}
     prec = precedence()
     analyzer = _Analyzer(ParserConf(lark_rules, {}, ["defn"]), debug=False, strict=False)
