@@ -169,19 +169,23 @@ def decode_result(record: RawRecord, version: int, types: dict[int, int]) -> Dec
         return decode_result_schema(record, version, types)
 
 
+def result_head(data: bytes, version: int) -> tuple[Timestamp, int]:
+    """A result record's timestamp and numpmid, read from the header after its length word."""
+    if version == 2:
+        sec, usec, numpmid = _HEADER[2].unpack_from(data, 4)
+        return Timestamp(sec, usec * 1000), numpmid
+    lo, hi, nsec, numpmid = _HEADER[3].unpack_from(data, 4)
+    sec = lo | hi << 32
+    return Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec), numpmid
+
+
 def _decode_fast(record: RawRecord, version: int, types: dict[int, int]) -> DecodedResult:
     data = record.data
     end = len(data) - 4
     header = _HEADER[version]
     if end < header.size + 4:
         raise _Fallback
-    if version == 2:
-        sec, usec, numpmid = header.unpack_from(data, 4)
-        stamp = Timestamp(sec, usec * 1000)
-    else:
-        lo, hi, nsec, numpmid = header.unpack_from(data, 4)
-        sec = lo | hi << 32
-        stamp = Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
+    stamp, numpmid = result_head(data, version)
     pos = 4 + header.size
     if numpmid < 0 or numpmid * 8 > end - pos:
         raise _Fallback

@@ -24,10 +24,10 @@ from functools import lru_cache
 from typing import Any
 
 from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
-from pcpconform.format.schema.result import block_index
+from pcpconform.format.schema.result import RESULT_HEADER_SIZE, block_index
 from pcpconform.format.values import F32, decode_insitu
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedValueSet, ResultLayout, decode_result, decode_run, result_layout
+from pcpconform.io.bulk import DecodedValueSet, ResultLayout, decode_result, decode_run, result_head, result_layout
 from pcpconform.io.reader import RawRecord
 
 __all__ = ["WantedDecoder", "wanted_records", "wanted_windows", "ValueWindow", "Record"]
@@ -35,7 +35,6 @@ __all__ = ["WantedDecoder", "wanted_records", "wanted_windows", "ValueWindow", "
 #: (time, is a mark, the wanted value sets with values)
 Record = tuple[Timestamp, bool, list[DecodedValueSet]]
 
-_HEADERS = {2: struct.Struct(">iii"), 3: struct.Struct(">IIii")}
 _VSET = struct.Struct(">Ii")
 _WORD = struct.Struct(">I")
 #: the block types the bulk decoder reads as one run: (struct codes, block size)
@@ -86,17 +85,10 @@ class WantedDecoder:
     def _selective(self, record: RawRecord) -> Record:
         data = record.data
         end = len(data) - 4
-        header = _HEADERS[self.version]
-        if end < header.size + 4:
+        pos = RESULT_HEADER_SIZE[self.version]
+        if end < pos:
             raise _Whole
-        if self.version == 2:
-            sec, usec, numpmid = header.unpack_from(data, 4)
-            stamp = Timestamp(sec, usec * 1000)
-        else:
-            lo, hi, nsec, numpmid = header.unpack_from(data, 4)
-            sec = lo | hi << 32
-            stamp = Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
-        pos = 4 + header.size
+        stamp, numpmid = result_head(data, self.version)
         if numpmid < 0 or numpmid * 8 > end - pos:
             raise _Whole
         lowest = pos
@@ -198,12 +190,7 @@ class ValueWindow:
 
 def _stamp(data: bytes, version: int) -> Timestamp:
     # as the bulk decoder reads a result's time
-    if version == 2:
-        sec, usec, _ = _HEADERS[2].unpack_from(data, 4)
-        return Timestamp(sec, usec * 1000)
-    lo, hi, nsec, _ = _HEADERS[3].unpack_from(data, 4)
-    sec = lo | hi << 32
-    return Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
+    return result_head(data, version)[0]
 
 
 def _bulk_reason(layout: ResultLayout | str, wanted: frozenset[int], singular: frozenset[int]) -> str:

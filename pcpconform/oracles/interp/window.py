@@ -22,13 +22,14 @@ exact, and what the rest depends on is the fetch state and the observations.
 from __future__ import annotations
 
 import bisect
-import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
+from pcpconform.format.schema.result import RESULT_HEADER_SIZE
 from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import result_head
 from pcpconform.oracles.interp.model import Sample, Series, gc_paused
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.wanted import Record, wanted_records
@@ -51,7 +52,6 @@ FAR_NEXT = "next observation too far ahead"
 WINDOW_REASONS = (UNORDERED, IRREGULAR, BACKWARDS, REWOUND, FAR_NEXT)
 
 _NULL_INST = (PM_IN_NULL,)
-_HEADERS = {2: struct.Struct(">iii"), 3: struct.Struct(">IIii")}
 
 
 class WindowDeclined(Exception):
@@ -91,7 +91,8 @@ class WindowReplay(Replay):
     def _prescan(self, archive: Archive) -> None:
         """Marks, the end and the first record from the record headers alone (what
         ``_collect`` finds), and the record times every ``_GRID`` records."""
-        header = _HEADERS[archive.version]
+        version = archive.version
+        smallest = RESULT_HEADER_SIZE[version] + 4     # the header and both length words
         start = self.seeked_from
         rel = self.rel
         end, last, first = self.end, self.last, None
@@ -103,15 +104,9 @@ class WindowReplay(Replay):
             if start is not None and (vol < start.vol or (vol == start.vol and record.offset < start.off_data)):
                 continue
             data = record.data
-            if len(data) < header.size + 8:
+            if len(data) < smallest:
                 raise WindowDeclined(IRREGULAR)
-            if archive.version == 2:
-                sec, usec, numpmid = header.unpack_from(data, 4)
-                stamp = Timestamp(sec, usec * 1000)
-            else:
-                lo, hi, nsec, numpmid = header.unpack_from(data, 4)
-                sec = lo | hi << 32
-                stamp = Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec)
+            stamp, numpmid = result_head(data, version)
             if numpmid < 0 or not 0 <= stamp.nsec < 1_000_000_000:
                 raise WindowDeclined(IRREGULAR)
             if first is None:
