@@ -17,9 +17,8 @@ from pcpconform.check.runner import (
     jobs_from_option,
     run_checks,
 )
+from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
-from pcpconform.errors import UsageError
-from pcpconform.extra import MissingExtra, require
 
 __all__ = ["add_arguments", "run"]
 
@@ -62,16 +61,8 @@ def run(args: argparse.Namespace) -> int:
     progress = not args.quiet and sys.stderr.isatty()
     with contextlib.ExitStack() as stack:
         # connected before any output, so an unreachable scheduler is one line and exit 2
-        cluster = stack.enter_context(_cluster(args.dask)) if args.dask is not None else None
+        cluster = stack.enter_context(dask_cluster(args.dask, "check")) if args.dask is not None else None
         return _check(args, targets, problems, progress, cluster)
-
-
-def _cluster(address: str) -> Cluster:
-    try:
-        require("distributed", "dask", "pcpconform check --dask")
-    except MissingExtra as exc:
-        raise UsageError(str(exc)) from None
-    return Cluster(address)
 
 
 def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], progress: bool,

@@ -14,14 +14,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pcpconform.check.distributed import Cluster
+from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
 from pcpconform.conform.protocol import SUITES
 from pcpconform.conform.report import FORMATS, write_report
 from pcpconform.conform.runner import DEFAULT_TIMEOUT, run_conformance
 from pcpconform.conform.verdicts import CaseResult
 from pcpconform.errors import UsageError
-from pcpconform.extra import MissingExtra, require
 
 __all__ = ["add_arguments", "run", "resolve_impl", "KIT_IMPL"]
 
@@ -145,15 +144,6 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[int], None] | None, Cal
         yield start, advance
 
 
-def _cluster(address: str) -> Cluster:
-    """--dask: the scheduler, or a UsageError saying which extra is missing."""
-    try:
-        require("distributed", "dask", "pcpconform conform --dask")
-    except MissingExtra as exc:
-        raise UsageError(str(exc)) from None
-    return Cluster(address)
-
-
 def _matrix(args: argparse.Namespace) -> int:
     """``--matrix``: conform.matrix's run and renderings (markdown for text)."""
     matrix = importlib.import_module("pcpconform.conform.matrix")
@@ -180,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("one --impl at a time (several only with --matrix)")
     impl = resolve_impl(args.impl[0])
     with contextlib.ExitStack() as stack:
-        cluster = stack.enter_context(_cluster(args.dask)) if args.dask is not None else None
+        cluster = stack.enter_context(dask_cluster(args.dask, "conform")) if args.dask is not None else None
         with _progress(sys.stderr.isatty()) as (on_start, on_result):
             report = run_conformance(args.corpus, impl, suites=args.suite or SUITES,
                                      globs=args.cases, timeout=args.timeout, jobs=args.jobs,
