@@ -313,6 +313,23 @@ def _reader(target: LibpcpTarget, base: Path) -> int:
     return 0
 
 
+def _instances(rows: list[dict[str, Any]], fetched: list[list[Any]]) -> list[dict[str, Any]]:
+    """The kit's instance ``rows`` with the values libpcp ``fetched`` ([inst, value] pairs):
+    a row libpcp gave no value for is null with the kit's reason (or "libpcp gave no
+    value"); instances only libpcp gave follow, unnamed."""
+    values = {inst: value for inst, value in fetched}
+    instances = []
+    for row in rows:
+        value = values.pop(row["inst"], None)
+        if value is not None:
+            instances.append({"inst": row["inst"], "name": row["name"], "value": value})
+        else:
+            instances.append({"inst": row["inst"], "name": row["name"], "value": None,
+                              "reason": row.get("reason") or "libpcp gave no value"})
+    instances += [{"inst": i, "name": None, "value": v} for i, v in values.items()]
+    return instances
+
+
 def merge_interp(skeleton: dict[str, Any], libpcp: dict[str, Any]) -> dict[str, Any]:
     """The INTERP-FMT-1 document: the kit's (``skeleton``) with each sample's ``eol`` and every
     value as libpcp fetched it; an instance libpcp gave no value for is null, with the kit's
@@ -325,16 +342,7 @@ def merge_interp(skeleton: dict[str, Any], libpcp: dict[str, Any]) -> dict[str, 
             sample["metrics"] = []
         metrics = []
         for metric in sample["metrics"] if not got["eol"] else []:
-            values = {inst: value for inst, value in got["metrics"].get(metric["pmid"], [])}
-            instances = []
-            for row in metric["instances"]:
-                value = values.pop(row["inst"], None)
-                if value is not None:
-                    instances.append({"inst": row["inst"], "name": row["name"], "value": value})
-                else:
-                    instances.append({"inst": row["inst"], "name": row["name"], "value": None,
-                                      "reason": row.get("reason") or "libpcp gave no value"})
-            instances += [{"inst": i, "name": None, "value": v} for i, v in values.items()]
+            instances = _instances(metric["instances"], got["metrics"].get(metric["pmid"], []))
             metrics.append(dict(metric, instances=instances))
         if not got["eol"]:
             sample["metrics"] = metrics
@@ -392,17 +400,7 @@ def merge_derive(skeleton: dict[str, Any] | None, libpcp: dict[str, Any], profil
         if not got["eol"]:
             rows = {m["name"]: m.get("instances", []) for m in kit.get("metrics", [])}
             for d in derived:
-                fetched = got["metrics"].get(fetched_as[d["name"]], [])
-                values = dict((inst, value) for inst, value in fetched)
-                instances = []
-                for row in rows.get(d["name"], []):
-                    value = values.pop(row["inst"], None)
-                    if value is not None:
-                        instances.append({"inst": row["inst"], "name": row["name"], "value": value})
-                    else:
-                        instances.append({"inst": row["inst"], "name": row["name"], "value": None,
-                                          "reason": row.get("reason") or "libpcp gave no value"})
-                instances += [{"inst": i, "name": None, "value": v} for i, v in values.items()]
+                instances = _instances(rows.get(d["name"], []), got["metrics"].get(fetched_as[d["name"]], []))
                 sample["metrics"].append({"pmid": d["pmid"], "name": d["name"], "instances": instances})
         samples.append(sample)
     head = {k: v for k, v in (skeleton or {}).items() if k not in ("samples", "derived")}
