@@ -24,29 +24,15 @@ from pcpconform.oracles.interp import vectorised as fastinterp
 from pcpconform.oracles.interp.model import (
     DEVIATIONS,
     NoValue,
-    Sample,
     VectorisedFallback,
     sub_parts,
     sub_parts_exact,
 )
 from pcpconform.oracles.interp.replay import Replay
+from tests.interp_samples import view
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def exact(v: Any) -> Any:
-    """A value's identity for comparison: its type and, for floats, its bits."""
-    if isinstance(v, float):
-        return (type(v).__name__, struct.pack("<d", v), getattr(v, "bits", None))
-    if isinstance(v, NoValue):
-        return ("NoValue", v.reason)
-    return (type(v).__name__, v)
-
-
-def view(samples: list[Sample]) -> list[Any]:
-    return [(s.time, s.eol, [(p, [(i, exact(v)) for i, v in insts.items()])
-                             for p, insts in s.values.items()]) for s in samples]
 
 
 def state(r: Replay) -> tuple[Any, ...]:

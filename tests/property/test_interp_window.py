@@ -7,7 +7,6 @@ typed and counted."""
 from __future__ import annotations
 
 import itertools
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +20,12 @@ from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import window
-from pcpconform.oracles.interp.model import NoValue, Sample
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.window import WindowReplay, open_replay
+from tests.interp_samples import view
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def exact(v: Any) -> Any:
-    if isinstance(v, float):
-        return (type(v).__name__, struct.pack("<d", v), getattr(v, "bits", None))
-    if isinstance(v, NoValue):
-        return ("NoValue", v.reason)
-    return (type(v).__name__, v)
-
-
-def view(samples: list[Sample]) -> list[Any]:
-    return [(s.time, s.eol, [(p, [(i, exact(v)) for i, v in insts.items()])
-                             for p, insts in s.values.items()]) for s in samples]
 
 
 def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]:
