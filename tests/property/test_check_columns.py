@@ -3,10 +3,8 @@ report, diagnostic for diagnostic and in the same order, whatever the fuzz engin
 
 from __future__ import annotations
 
-import importlib
 import random
 import struct
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.fuzz.archive_edit import read_archive
 from pcpconform.fuzz.mutators import mutate_archive
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 Files = dict[str, bytes]
@@ -31,11 +30,7 @@ class Seeds(dict[str, Files]):
 
 
 def _bench(base: Path, version: int) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        bench_decode = importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    bench_decode = bench_module("bench_decode")
     bench_decode.generate(base, version, 0.12, 1)
 
 

@@ -4,12 +4,10 @@ column path taken for every value set of the benchmark's shape."""
 
 from __future__ import annotations
 
-import importlib
 import io
 import itertools
 import json
 import struct
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, DecodedValueSet
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p for p in (ROOT / "corpus" / "cases").glob("*/*") if list(p.glob("*.meta*")))
@@ -98,11 +97,7 @@ def test_columnar_lines_are_json_dumps_of_random_results(vsets: list[Any], sec: 
 
 
 def test_every_value_set_of_the_benchmark_shape_is_formatted_as_a_column(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        bench_decode = importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    bench_decode = bench_module("bench_decode")
     base = tmp_path / "bench"
     bench_decode.generate(base, 3, 0.1, 1)
     jsonl.COLUMN_FALLBACKS.clear()

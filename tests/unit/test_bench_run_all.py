@@ -5,7 +5,6 @@ asserted here."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -13,15 +12,13 @@ from typing import Any
 
 import pytest
 
+from tests.bench_modules import bench_module
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _import(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.pop(0)
+    return bench_module(name)
 
 
 run_all = _import("run_all")

@@ -3,10 +3,8 @@ taken on the benchmark shape, and every planted value defect still found."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import struct
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmSem, PmType, PmUnit
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset
 from pcpconform.io.reader import Component
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 _VSET = struct.Struct(">Iii")       # pmid, numval, valfmt
@@ -47,11 +46,7 @@ def test_every_corpus_archive_gets_the_reference_report() -> None:
 
 
 def _bench_archive(tmp: Path, version: int) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        bench_decode = importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    bench_decode = bench_module("bench_decode")
     base = tmp / f"v{version}" / "bench"
     base.parent.mkdir()
     bench_decode.generate(base, version, 0.3, 1)

@@ -5,8 +5,6 @@ evaluator; and the benchmark's workload (benchmarks/bench_derive.py), which must
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,6 +25,7 @@ from pcpconform.oracles.derive.session import bind_wanted, registered
 from pcpconform.oracles.derive.vector_stats import Reason
 from pcpconform.oracles.derive.vectorised import plan
 from pcpconform.oracles.interp.model import Sample
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1700000000
@@ -171,11 +170,7 @@ def test_values_outside_their_type_go_per_fetch(tmp_path: Path, value: Any) -> N
 
 
 def _bench(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.pop(0)
+    return bench_module(name)
 
 
 def test_bench_derive_workload_is_vectorised(tmp_path: Path) -> None:

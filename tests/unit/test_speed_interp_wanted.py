@@ -5,9 +5,7 @@ benchmark's shape takes the selective path."""
 
 from __future__ import annotations
 
-import importlib
 import struct
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, DecodedValueSet, decode_result, encode_result
 from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp.wanted import WantedDecoder
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p.parent / "a" for p in (ROOT / "corpus" / "cases").glob("*/*/a.meta*")
@@ -70,11 +69,7 @@ def test_wanted_value_sets_are_decode_result_filtered(base: Path) -> None:
 
 
 def test_the_benchmark_shape_is_decoded_selectively(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        bench_decode = importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    bench_decode = bench_module("bench_decode")
     base = tmp_path / "bench"
     info = bench_decode.generate(base, 3, 0.5, 1)
     a = Archive(base)

@@ -5,9 +5,7 @@ generator's fast encoder writes what the construct schemas write."""
 
 from __future__ import annotations
 
-import importlib
 import itertools
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,6 +18,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import window
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.window import WindowReplay, open_replay
+from tests.bench_modules import bench_module
 from tests.interp_archives import singular_archive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,11 +26,7 @@ VALID = ROOT / "corpus" / "cases" / "valid"
 
 
 def _bench_decode() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    return bench_module("bench_decode")
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,6 @@ same error on every corpus archive, and taken for every result of the benchmark'
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from pcpconform.errors import FormatError, PcpConformError
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result, encode_result
 from pcpconform.io.rebuild import _bulk_built, rebuild_archive
+from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p for p in (ROOT / "corpus" / "cases").glob("*/*") if (p / "case.json").exists())
@@ -46,11 +45,7 @@ def test_bulk_and_schema_rebuilds_agree_on_the_corpus(tmp_path: Path) -> None:
 
 
 def _bench_archive(tmp: Path, version: int) -> Path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        bench_decode = importlib.import_module("bench_decode")
-    finally:
-        sys.path.pop(0)
+    bench_decode = bench_module("bench_decode")
     base = tmp / "bench"
     bench_decode.generate(base, version, 0.1, 1)
     return base
