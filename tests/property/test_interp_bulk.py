@@ -18,20 +18,11 @@ from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import replay as replay_module
-from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import Replay
-from pcpconform.oracles.interp.wanted import wanted_records
+from tests.interp_replays import OneAtATime
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-class OneAtATime(Replay):
-    """The pass every record decoded by the WantedDecoder, one at a time."""
-
-    def _read(self, archive: Archive) -> None:
-        with gc_paused():
-            self._collect(archive, wanted_records(archive, self.descs, self.seeked_from, self.decoder))
 
 
 def _exact(v: Any) -> Any:

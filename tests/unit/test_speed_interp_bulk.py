@@ -24,21 +24,12 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp import replay as replay_module
 from pcpconform.oracles.interp import wanted as wanted_module
-from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import NO_NUMPY, WINDOW_SPLIT, Replay
-from pcpconform.oracles.interp.wanted import wanted_records
+from tests.interp_replays import OneAtATime
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p.parent / "a" for p in (ROOT / "corpus" / "cases").glob("*/*/a.meta*")
                if not p.parent.name.startswith("compress"))
-
-
-class OneAtATime(Replay):
-    """The pass as it was: every record decoded by the WantedDecoder, one at a time."""
-
-    def _read(self, archive: Archive) -> None:
-        with gc_paused():
-            self._collect(archive, wanted_records(archive, self.descs, self.seeked_from, self.decoder))
 
 
 def _exact(v: Any) -> Any:
