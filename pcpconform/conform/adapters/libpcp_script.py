@@ -308,6 +308,16 @@ def interp(base: str, request_path: str) -> int:
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
     pmids = list(ctx.pmLookupName(sched["metrics"]))
     types = {p: ctx.pmLookupDesc(p).contents.type for p in pmids}
+    samples = _interp_fetches(ctx, sched, pmids, types.__getitem__, contextlib.nullcontext)
+    print(json.dumps({"samples": samples}))
+    return 0
+
+
+def _interp_fetches(ctx: Any, sched: dict[str, Any], pmids: list[int], type_of: Any,
+                    guard: Any) -> list[dict[str, Any]]:
+    """PM_MODE_INTERP fetches of ``pmids`` on the request's schedule: per sample its time,
+    whether libpcp said PM_ERR_EOL, and per metric [inst, tagged value] for every instance
+    libpcp gave; ``type_of`` gives a pmID's type, each fetch runs inside ``guard()``."""
     delta_ns, t = int(sched["interval_nsec"]), sched["start"]["sec"] * 10**9 + sched["start"]["nsec"]
     sign = -1 if delta_ns < 0 else 1
     delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
@@ -321,7 +331,8 @@ def interp(base: str, request_path: str) -> int:
     for _ in range(int(sched["samples"])):
         entry: dict[str, Any] = {"time": {"sec": t // 10**9, "nsec": t % 10**9}, "eol": False, "metrics": {}}
         try:
-            rp = fetch(pmid_array)
+            with guard():
+                rp = fetch(pmid_array)
         except pmapi.pmErr as exc:
             if not (exc.args and exc.args[0] == c_api.PM_ERR_EOL):
                 raise
@@ -331,13 +342,12 @@ def interp(base: str, request_path: str) -> int:
             for k in range(r.numpmid):
                 vsp = r.get_vset(k).contents
                 entry["metrics"][pmid_str(vsp.pmid)] = [
-                    [r.get_vlist(k, j).inst, tagged(vsp.valfmt, r.get_vlist(k, j), types[vsp.pmid])]
+                    [r.get_vlist(k, j).inst, tagged(vsp.valfmt, r.get_vlist(k, j), type_of(vsp.pmid))]
                     for j in range(max(vsp.numval, 0))]
             free(rp)
         samples.append(entry)
         t += delta_ns
-    print(json.dumps({"samples": samples}))
-    return 0
+    return samples
 
 
 class Fd2:
@@ -425,34 +435,7 @@ def derive(base: str, request_path: str, config: str) -> int:
     samples = []
     if bound:
         types = {pmid: d.type for _, pmid, d in bound}
-        delta_ns, t = int(sched["interval_nsec"]), sched["start"]["sec"] * 10**9 + sched["start"]["nsec"]
-        sign = -1 if delta_ns < 0 else 1
-        delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
-        set_mode = getattr(ctx, "pmSetModeHighRes", None) or ctx.pmSetMode
-        fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
-        free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
-        set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(t // 10**9, t % 10**9), delta)
-        pmid_array = (ctypes.c_uint * len(bound))(*[pmid for _, pmid, _ in bound])
-        for _ in range(int(sched["samples"])):
-            entry: dict[str, Any] = {"time": {"sec": t // 10**9, "nsec": t % 10**9}, "eol": False,
-                                     "metrics": {}}
-            try:
-                with Fd2():
-                    rp = fetch(pmid_array)
-            except pmapi.pmErr as exc:
-                if not (exc.args and exc.args[0] == c_api.PM_ERR_EOL):
-                    raise
-                entry["eol"] = True
-            else:
-                r = rp.contents
-                for k in range(r.numpmid):
-                    vsp = r.get_vset(k).contents
-                    entry["metrics"][pmid_str(vsp.pmid)] = [
-                        [r.get_vlist(k, j).inst, tagged(vsp.valfmt, r.get_vlist(k, j), types.get(vsp.pmid))]
-                        for j in range(max(vsp.numval, 0))]
-                free(rp)
-            samples.append(entry)
-            t += delta_ns
+        samples = _interp_fetches(ctx, sched, [pmid for _, pmid, _ in bound], types.get, Fd2)
     print(json.dumps({"derived": derived, "samples": samples, "diagnostics": diagnostics}))
     return 0
 
