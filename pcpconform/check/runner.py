@@ -15,23 +15,24 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import multiprocessing
 import os
 import stat
 import threading
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcpconform.check.diagnostics import Report
 from pcpconform.check.distributed import Cluster, WorkerDied, worker_problem
 from pcpconform.check.inputs import component_files, expand
 from pcpconform.check.mmv.magic import is_mmv_file
 from pcpconform.version import __version__
+
+if TYPE_CHECKING:   # the pool's modules cost ~15 ms of start-up: imported only for -j N
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]
@@ -138,6 +139,9 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes: forked when this process runs no other thread (a forked worker
     starts at once, with every module imported), else spawned (forking a threaded process
     can deadlock the child; the progress bar runs a thread)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     forkable = "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
     context = multiprocessing.get_context("fork" if forkable else "spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)
@@ -187,6 +191,8 @@ def _isolate(check: CheckFunction, base: Path, max_diagnostics: int | None
              ) -> tuple[Report | None, str | None]:
     """Check one archive in a pool of its own, after a pool broke: if the worker dies again
     this archive is the one that kills it."""
+    from concurrent.futures.process import BrokenProcessPool
+
     with _pool(1) as pool:
         try:
             return pool.submit(_check_one, check, base, max_diagnostics).result()
@@ -246,6 +252,9 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                 finished(i, _check_one(check, base, max_diagnostics))
                 bar.advance(base)
         else:
+            from concurrent.futures import FIRST_COMPLETED, wait
+            from concurrent.futures.process import BrokenProcessPool
+
             broken: list[int] = []
             pending = set(futures)
             try:
