@@ -186,8 +186,11 @@ def test_string_slot_past_the_end_is_read(referee: Referee, tmp_path: Path,
     if not page_end:
         assert printed == expected["oob_mid_page"]
     elif expected["oob_page_end"] == "past-eof":
-        # the 8 bytes of the file, then bytes that are not in it
-        assert printed.startswith('"' + TAIL.decode()) and len(printed) > len(TAIL) + 2, printed
+        # the 8 bytes of the file, which hold no NUL: the string the PMDA serves ends past
+        # the end of the file, on whatever is mapped next (measured: an ELF header, or a
+        # NUL at once; which one depends on the process's mappings, so only the read past
+        # the end is asserted, never what it found there)
+        assert printed.startswith('"' + TAIL.decode()), printed
     else:
         assert printed == expected["oob_page_end"]
     status, message, shown = expected["oob_mmvdump"]
