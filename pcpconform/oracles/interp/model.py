@@ -33,11 +33,13 @@ DEVIATIONS = {
     "nonnumeric-exact-hit": "INTERP-DEV-1",
     "mark-first-fetch": "INTERP-DEV-2",
     "discrete-stale-next": "INTERP-DEV-3",
+    "cached-bounds": "INTERP-DEV-5",
 }
 CALIPER = 16          # libpcp's HASH_THRESHOLD: lifetime checks for indoms this large
 EDGE = 0.001          # fetches within 1 ms outside the archive still interpolate
 
-#: per instance (first record listing it, first later record omitting it) (INTERP-EXIST-2)
+#: per instance (birth, death): the first instance-domain record listing it, the first record
+#: after the latest one listing it; None where libpcp has none (INTERP-EXIST-2)
 Lifetimes = dict[int, tuple[float | None, float | None]]
 
 

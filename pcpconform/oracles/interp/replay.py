@@ -28,8 +28,9 @@ from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.builtin import BUILTIN, BUILTIN_REASON, MetricSource, builtin_desc
+from pcpconform.oracles.interp.cache import calipers
+from pcpconform.oracles.interp.cached import CachedFetches
 from pcpconform.oracles.interp.model import (
-    CALIPER,
     DEVIATIONS,
     EDGE,
     RULE_SETS,
@@ -96,6 +97,9 @@ class Replay:
         self.builtin = frozenset(p for p, d in self.descs.items() if BUILTIN.get(p) is d)
         self.series: dict[tuple[int, int], Series] = {}
         self.marks: list[float] = []
+        #: every record's time and whether it is a mark, in file order (INTERP-DEV-5)
+        self.record_times: array[float] = array("d")
+        self.record_marks: list[bool] = []
         self.end = 0.0
         self.last = archive.start               # the latest record time, absolute
         self.first_record: Timestamp | None = None    # the first record's time (a full pass)
@@ -104,7 +108,9 @@ class Replay:
         #: one value set held (INTERP-SINGULAR-1; more than 1 aborts libpcp 6.x)
         self.singular_quirks: dict[int, int] = {}
         self.seeked_from: Any = None            # the index entry the pass started at, if any
-        self.from_time = from_time
+        # libpcp's cache (INTERP-DEV-5) depends on records before any time: no seeking
+        self.from_time = from_time if "cached-bounds" not in self.emulate else None
+        from_time = self.from_time
         index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
         if from_time is not None:
             self.seeked_from = self._seek_entry(archive, index, from_time)
@@ -128,6 +134,37 @@ class Replay:
         # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
+        # INTERP-DEV-5: libpcp's whole bound cache, one context, made at the first fetch
+        self._cached: CachedFetches | None = None
+
+    def set_mode(self, start: Timestamp, interval_nsec: int) -> None:
+        """pmSetMode(PM_MODE_INTERP, start, interval): the direction of the fetches to come,
+        and for INTERP-DEV-5 libpcp's positioning and forgetting."""
+        self.direction = 1 if interval_nsec > 0 else -1
+        if "cached-bounds" in self.emulate:
+            self._cached_fetches().set_mode(start, interval_nsec)
+
+    def _cached_fetches(self) -> CachedFetches:
+        if self._cached is None:
+            self._cached = CachedFetches(self)
+        return self._cached
+
+    def rules_reason(self, pmid: int, inst: int, t: float) -> NoValue | None:
+        """Why the rules give no value (INTERP-EXIST-1, -2), or None when they give one."""
+        desc = self.descs[pmid]
+        if not self._alive(desc, inst, t):
+            return NoValue("not alive")
+        prior, nxt = self._bounds(self.series.get((pmid, inst)), t)
+        if prior is None:
+            return NoValue("no prior")
+        if prior[1] is None:
+            return NoValue("mark")
+        if desc.sem != PmSem.DISCRETE:
+            if nxt is None:
+                return NoValue("no next")
+            if nxt[1] is None:
+                return NoValue("mark")
+        return None
 
     def _seek_entry(self, archive: Archive, index: list[Any], when: Timestamp) -> Any:
         """The latest index entry before ``when`` from which every requested instance has
@@ -201,11 +238,15 @@ class Replay:
         sharing: dict[int, tuple[tuple[int, ...], array[float]]] = {}
         flush = self._flush
 
+        record_times, record_marks = self.record_times, self.record_marks
+
         def take(stamp: Timestamp, mark: bool, vsets: list[Any]) -> None:
             nonlocal first, end, last, seq
             if first is None:
                 first = stamp
             t = rel(stamp)
+            record_times.append(t)
+            record_marks.append(mark)
             if t > end:
                 end, last = t, stamp
             if mark:
@@ -242,6 +283,8 @@ class Replay:
                 continue
             metrics, starts = merged
             times = [rel(stamp) for stamp in item.stamps]
+            record_times.extend(times)
+            record_marks.extend(item.marks)
             for t, stamp, mark in zip(times, item.stamps, item.marks):
                 if first is None:
                     first = stamp
@@ -354,28 +397,26 @@ class Replay:
         self._fetch = state.copy()
 
     def _lifetime_table(self, desc: Any) -> Lifetimes | None:
-        """INTERP-EXIST-2 per instance: (first record listing it, first later record
-        omitting it); None when the domain never reaches 16 instances (no lifetimes)."""
-        history = self.archive.indom_history(desc.indom) if not desc.indom.is_null else []
-        if not history or max(len(r.instances) for r in history) < CALIPER:
+        """INTERP-EXIST-2 per instance, as libpcp's time_caliper computes it: (birth, death),
+        birth the first instance-domain record listing it, death the first record after
+        the latest one listing it (None: none, or before the label's start, which libpcp
+        does not test); None when the domain never reaches 16 instances (no lifetimes)."""
+        if desc.indom.is_null:
             return None
-        stamps = [(self.rel(r.timestamp), r.instances) for r in history]
-        table: Lifetimes = {}
-        for inst in self.instances[int(desc.pmid)]:
-            first = next((t for t, insts in stamps if inst in insts), None)
-            gone = None if first is None else min(
-                (t for t, insts in stamps if t > first and inst not in insts), default=None)
-            table[inst] = (first, gone)
-        return table
+        history = [(self.rel(r.timestamp), r.instances) for r in self.archive.indom_history(desc.indom)]
+        table = calipers(history, self.instances[int(desc.pmid)])
+        if not table:
+            return None
+        return {inst: (birth if birth >= 0 else None, death if death >= 0 else None)
+                for inst, (birth, death) in table.items()}
 
     def _alive(self, desc: Any, inst: int, t: float) -> bool:
         table = self.lifetimes(int(desc.pmid))
         if table is None:
             return True
-        first, gone = table.get(inst, (None, None))
-        if first is None or t < first:
-            return False
-        return gone is None or t < gone
+        birth, death = table.get(inst, (None, None))
+        # libpcp compares t_req < t_birth and t_req > t_death: alive at both ends
+        return not ((birth is not None and t < birth) or (death is not None and t > death))
 
     def _mark_bounds(self, t: float) -> tuple[float | None, float | None]:
         """The latest mark at or before t and the earliest at or after it."""
@@ -549,6 +590,8 @@ class Replay:
 
     def fetch(self, when: Timestamp) -> Sample:
         """What one INTERP fetch at ``when`` returns (updates the mark-crossing state)."""
+        if "cached-bounds" in self.emulate:
+            return self._cached_fetches().fetch(when)
         t = self.rel(when)
         prev, self._fetch.prev_time = self._fetch.prev_time, t
         self._fetch.before = prev
@@ -625,13 +668,22 @@ class Replay:
         state the one before leaves: the same samples, never all of them in memory."""
         at = start.total_nsec()
         for done in range(0, count, max(chunk, 1)):
-            yield self.schedule(Timestamp.from_nsec(at + done * interval_nsec), interval_nsec,
-                                min(chunk, count - done))
+            piece = Timestamp.from_nsec(at + done * interval_nsec), interval_nsec, min(chunk, count - done)
+            # one pmSetMode for the whole schedule (INTERP-DEV-5)
+            yield self.schedule(*piece) if not done else self._continue(*piece)
 
-    def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+    def _continue(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
+        """``schedule`` going on from the fetches before it, without a new pmSetMode."""
+        if "cached-bounds" in self.emulate:
+            return self.schedule_reference(start, interval_nsec, count, set_mode=False)
+        return self.schedule(start, interval_nsec, count)
+
+    def schedule_reference(self, start: Timestamp, interval_nsec: int, count: int, *,
+                           set_mode: bool = True) -> list[Sample]:
         """``schedule`` one ``fetch`` at a time: the reference the fast path is tested against."""
         at = start.total_nsec()
-        self.direction = 1 if interval_nsec > 0 else -1
+        if set_mode:
+            self.set_mode(start, interval_nsec)
         self.stats.reference += 1
         out = []
         for _ in range(count):

@@ -225,13 +225,10 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
     codes = bounds.codes
     table = replay.lifetimes(pmid)
     if table is not None:
-        first, gone = table.get(inst, (None, None))
-        if first is None:
-            dead = np.ones(len(v), dtype=bool)
-        else:
-            dead = v < first
-            if gone is not None:
-                dead |= v >= gone
+        birth, death = table.get(inst, (None, None))
+        dead = np.zeros(len(v), dtype=bool) if birth is None else v < birth
+        if death is not None:
+            dead |= v > death
         codes = np.where(dead, _NOT_ALIVE, codes)
     valid = codes == 0
     series = replay.series.get((pmid, inst))
