@@ -1,0 +1,110 @@
+"""Hypothesis strategies for archives shaped like per-process, per-container or per-device
+data: instance domains of up to thousands of instances whose members leave, come back and
+are born mid-archive, values missing now and then (and values of instances the domain does
+not list), strings and aggregates beside numbers, marks, and records from 1 µs to hours
+apart; and replay schedules that start before, inside or after the archive.
+
+``churn_fixtures()`` draws a Fixture (write it with ``generate_archive``); ``schedules(span)``
+draws (start offset, interval, count) for an archive spanning ``span`` nanoseconds.
+Requires hypothesis (the ``strategies`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pcpconform.extra import require
+from pcpconform.extra.strategies import values_of
+from pcpconform.fixtures.fixture import Fixture, InDomSpec, MetricSpec, Sample
+from pcpconform.format.pmtypes import PM_IN_NULL, PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+
+if TYPE_CHECKING:
+    from hypothesis import strategies as st
+else:  # without hypothesis, say which extra provides it
+    st = require("hypothesis.strategies", "strategies", "pcpconform.extra.churn_strategies")
+
+__all__ = ["churn_fixtures", "schedules", "STEPS_NSEC"]
+
+#: record spacings drawn from (ns): 1 µs to 3 hours, pmlogger's usual ones in between
+STEPS_NSEC = (1_000, 7_000, 1_000_000, 2_000_000, 250_000_000, 1_000_000_000, 10_000_000_000,
+              60_000_000_000, 3600_000_000_000, 3 * 3600_000_000_000)
+_TYPES = (PmType.I32, PmType.U32, PmType.I64, PmType.U64, PmType.FLOAT, PmType.DOUBLE,
+          PmType.STRING, PmType.AGGREGATE)
+
+
+def _values(ptype: PmType) -> st.SearchStrategy[Any]:
+    if ptype == PmType.AGGREGATE:
+        return st.binary(min_size=1, max_size=12)
+    return values_of(ptype)
+
+
+@st.composite
+def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: int = 10,
+                   max_metrics: int = 4) -> Fixture:
+    """An archive of one instance domain of up to ``max_instances`` members that churn
+    (leave, return, are born), a singular metric beside it, marks and missing values."""
+    version = draw(st.sampled_from([2, 3]))
+    size = draw(st.integers(1, max_instances) | st.sampled_from([15, 16, 17, max_instances]))
+    ids = sorted(draw(st.sets(st.integers(0, 4 * max_instances + 100), min_size=size, max_size=size)))
+    indom = PmInDom("60.7")
+    spec = InDomSpec(indom, {f"i{i} cmd{i % 7}": i for i in ids})
+    metrics = []
+    for k in range(draw(st.integers(1, max_metrics))):
+        ptype = draw(st.sampled_from(_TYPES))
+        metrics.append(MetricSpec(name=f"churn.m{k}", pmid=PmID.from_parts(60, 1, k), type=ptype,
+                                  sem=int(draw(st.sampled_from(list(PmSem)))), indom=indom, units=PmUnits()))
+    metrics.append(MetricSpec(name="churn.nprocs", pmid=PmID.from_parts(60, 0, 0), type=PmType.U32,
+                              sem=int(PmSem.INSTANT), indom=PmInDom(PM_INDOM_NULL), units=PmUnits()))
+    live = set(draw(st.lists(st.sampled_from(ids), max_size=size, unique=True)) or ids[:1])
+    born = set(live)
+    at = draw(st.integers(1_000_000_000, 2_000_000_000)) * 10**9
+    samples: list[Sample] = []
+    for k in range(draw(st.integers(1, max_records))):
+        if k and draw(st.integers(0, 5)) == 0:
+            samples.append(Sample("mark"))
+        step = draw(st.sampled_from(STEPS_NSEC) | st.integers(1_000, 5 * 10**9))
+        at += (step - step % 1000 if version == 2 else step) if k else 0
+        if k:                                          # churn: leave, return, be born
+            leave = draw(st.lists(st.sampled_from(sorted(live)), unique=True, max_size=len(live) // 2 + 1))
+            live -= set(leave)
+            gone = sorted(born - live)
+            if gone and draw(st.booleans()):
+                live |= set(draw(st.lists(st.sampled_from(gone), unique=True, min_size=1)))
+            fresh = [i for i in ids if i not in born]
+            if fresh:
+                new = draw(st.integers(0, len(fresh)))
+                live |= set(fresh[:new])
+                born |= set(fresh[:new])
+            live = live or {ids[0]}
+        order = sorted(live)
+        values = []
+        for m in metrics:
+            if m.indom.is_null:                        # always there: every record is written
+                values.append((m, [(PM_IN_NULL, len(order))]))
+                continue
+            if draw(st.integers(0, 4)) == 0:           # a metric missing from a record
+                continue
+            keep = draw(st.sampled_from(["all", "most", "stray"]))
+            insts = order if keep == "all" else [i for n, i in enumerate(order) if n % 5 != k % 5]
+            if keep == "stray":                        # a value of an instance not listed
+                insts = insts + [i for i in ids if i not in live][:1]
+            vs = _values(m.type)
+            values.append((m, [(i, draw(vs)) for i in insts]))
+        samples.append(Sample("values", Timestamp.from_nsec(at), values, {int(indom): order}))
+    return Fixture(version=version, hostname="churn.example", timezone="UTC", zoneinfo="", pid=1,
+                   max_volume_bytes=None, indom_records="full", metrics=metrics,
+                   indoms={int(indom): spec}, labels=[], samples=samples)
+
+
+@st.composite
+def schedules(draw: st.DrawFn, span: int, *, max_count: int = 12) -> tuple[int, int, int]:
+    """(start offset from the first record, interval, count) in ns: a start before, inside
+    or after the archive (within 1 ms of its ends too), either direction."""
+    offset = draw(st.integers(-2 * 10**9, span + 2 * 10**9)
+                  | st.sampled_from([-1_000_001, -999_999, -1, 0, span, span + 1, span + 999_999, span + 1_000_001])
+                  | st.integers(0, span))
+    interval = draw(st.sampled_from([1, 1_000, 999_999, 10**9])
+                    | st.integers(1, max(span // 3, 1)) | st.integers(1, max(2 * span, 1)))
+    if draw(st.booleans()):
+        interval = -interval
+    return offset, interval, draw(st.integers(1, max_count))
