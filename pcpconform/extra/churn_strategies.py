@@ -68,8 +68,8 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
             leave = draw(st.lists(st.sampled_from(sorted(live)), unique=True, max_size=len(live) // 2 + 1))
             live -= set(leave)
             gone = sorted(born - live)
-            if gone and draw(st.booleans()):
-                live |= set(draw(st.lists(st.sampled_from(gone), unique=True, min_size=1)))
+            back: list[int] = draw(st.lists(st.sampled_from(gone), unique=True)) if gone else []
+            live |= set(back)                          # some that left come back
             fresh = [i for i in ids if i not in born]
             if fresh:
                 new = draw(st.integers(0, len(fresh)))
