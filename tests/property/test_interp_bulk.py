@@ -17,7 +17,7 @@ from pcpconform.errors import PcpConformError
 from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp import replay as replay_module
+from pcpconform.oracles.interp import observations as observations_module
 from pcpconform.oracles.interp.replay import Replay
 from tests.interp_replays import OneAtATime
 
@@ -52,5 +52,5 @@ def test_windows_keep_what_one_record_at_a_time_keeps(tmp_path_factory: pytest.T
     pmids = [int(d.pmid) for d in Archive(base).descs()]
     wanted = data.draw(st.sets(st.sampled_from(pmids)), label="wanted") if pmids else set()
     chosen = [p for p in pmids if p in wanted] or pmids
-    monkeypatch.setattr(replay_module, "_RUN", window)
+    monkeypatch.setattr(observations_module, "_RUN", window)
     assert _kept(Replay, base, chosen) == _kept(OneAtATime, base, chosen)

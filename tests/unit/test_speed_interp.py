@@ -16,7 +16,7 @@ from pcpconform.cli import main
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp import replay as replay_module
+from pcpconform.oracles.interp import observations as observations_module
 from pcpconform.oracles.interp.model import F32Column, NoValue, Series
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.report import _Rows, samples_json, write_json
@@ -71,7 +71,7 @@ def test_a_value_that_does_not_fit_turns_the_series_into_a_list(ptype: int, good
 def test_runs_of_any_length_give_the_same_series(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     a = Archive(base)
     whole = _snapshot(Replay(a, _pmids(a)))
-    monkeypatch.setattr(replay_module, "_RUN", 2)
+    monkeypatch.setattr(observations_module, "_RUN", 2)
     assert _snapshot(Replay(a, _pmids(a))) == whole
 
 

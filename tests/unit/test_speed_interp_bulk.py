@@ -22,9 +22,10 @@ from pcpconform.format.values import F32
 from pcpconform.io import bulk
 from pcpconform.io.archive import Archive
 from pcpconform.io.reader import RawRecord
-from pcpconform.oracles.interp import replay as replay_module
+from pcpconform.oracles.interp import observations as observations_module
 from pcpconform.oracles.interp import wanted as wanted_module
-from pcpconform.oracles.interp.replay import NO_NUMPY, WINDOW_SPLIT, Replay
+from pcpconform.oracles.interp.observations import NO_NUMPY, WINDOW_SPLIT
+from pcpconform.oracles.interp.replay import Replay
 from tests.interp_replays import OneAtATime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,7 +93,7 @@ def test_the_benchmark_shape_replays_the_same_samples(bench: tuple[Path, dict[st
 @pytest.mark.parametrize("window", [3, 1024])
 def test_every_corpus_archive_keeps_what_one_record_at_a_time_keeps(
         window: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay_module, "_RUN", window)
+    monkeypatch.setattr(observations_module, "_RUN", window)
     seen: Counter[str] = Counter()
     for base in CASES:
         got, reasons, _ = _outcome(Replay, base)

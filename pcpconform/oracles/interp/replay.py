@@ -1,6 +1,5 @@
-"""Reference interpolation: what libpcp's PM_MODE_INTERP returns, as explicit rules.
-
-The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
+"""Reference interpolation: what libpcp's PM_MODE_INTERP returns, as the explicit rules of
+spec/interp.md, over the observations ``observations.Observations`` reads.
 
 * times are double seconds relative to the archive label start, as libpcp computes them;
 * per (metric, instance), ``prior(t)``/``next(t)`` are the latest/earliest event at or
@@ -13,21 +12,20 @@ The rules (spec chapter to come; facts from the reference notes, rules A1-A16):
 * non-numeric types take the prior value under both;
 * a COUNTER metric gets no values when a mark lies between the previous fetch and this one
   and the previous fetch gave it values (no rate across a gap);
-* a fetch more than 1 ms before the start or after the end of the archive is end-of-log.
+* a fetch more than 1 ms before the start or after the end of the archive is end-of-log;
+* libpcp's named deviations from these rules (INTERP-DEV-*) are reproduced on request.
 """
 
 from __future__ import annotations
 
 import bisect
-from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pcpconform.format.cnum import NUMERIC_TYPES
-from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
-from pcpconform.format.values import F32
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, Timestamp
 from pcpconform.io.archive import Archive
-from pcpconform.oracles.interp.builtin import BUILTIN, BUILTIN_REASON, MetricSource, builtin_desc
+from pcpconform.oracles.interp.builtin import BUILTIN_REASON, MetricSource
 from pcpconform.oracles.interp.cache import calipers
 from pcpconform.oracles.interp.cached import CachedFetches
 from pcpconform.oracles.interp.model import (
@@ -38,44 +36,17 @@ from pcpconform.oracles.interp.model import (
     Lifetimes,
     NoValue,
     Sample,
-    ScheduleStats,
     Series,
     VectorisedFallback,
     counter_value,
     gc_paused,
-    timestamp_sub,
 )
-from pcpconform.oracles.interp.wanted import (
-    Record,
-    ValueWindow,
-    WantedDecoder,
-    wanted_records,
-    wanted_windows,
-)
+from pcpconform.oracles.interp.observations import NO_NUMPY, Observations
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
-NO_NUMPY = "no numpy"          # a whole-schedule fallback reason (ScheduleStats.fallbacks)
-_NULL_INST = (PM_IN_NULL,)
-_RUN = 1024                    # records buffered per metric before they join the series
-#: a window of records whose metrics change instance lists (or values that do not fit the
-#: metric's array) is taken a record at a time (counted in stats.record_fallbacks)
-WINDOW_SPLIT = "window taken a record at a time"
 
-
-class _Run:
-    """Consecutive value sets of one metric with the same instance list, not yet in series."""
-
-    __slots__ = ("insts", "rows", "seqs", "times")
-
-    def __init__(self, insts: tuple[int, ...]) -> None:
-        self.insts = insts
-        self.seqs: list[int] = []
-        self.times: list[float] = []
-        self.rows: list[tuple[Any, ...]] = []
-
-
-class Replay:
+class Replay(Observations):
     """An archive's observations of some metrics, replayed at any times."""
 
     def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3",
@@ -89,36 +60,9 @@ class Replay:
         unknown = self.emulate - DEVIATIONS.keys()
         if unknown:
             raise ValueError(f"unknown deviation {sorted(unknown)[0]!r}; known: {', '.join(DEVIATIONS)}")
-        self.archive = archive
         self.rules = rules
-        self.start = archive.start
-        self.descs = {int(p): builtin_desc(archive, int(p)) for p in pmids}
-        #: libpcp's built-in metrics asked for that the archive lacks (INTERP-BUILTIN-1)
-        self.builtin = frozenset(p for p, d in self.descs.items() if BUILTIN.get(p) is d)
-        self.series: dict[tuple[int, int], Series] = {}
-        self.marks: list[float] = []
-        #: every record's time and whether it is a mark, in file order (INTERP-DEV-5)
-        self.record_times: array[float] = array("d")
-        self.record_marks: list[bool] = []
-        self.end = 0.0
-        self.last = archive.start               # the latest record time, absolute
-        self.first_record: Timestamp | None = None    # the first record's time (a full pass)
-        self.instances = {pmid: self._candidates(desc) for pmid, desc in self.descs.items()}
-        #: singular metrics whose values are not (only) PM_IN_NULL's: pmid -> the most values
-        #: one value set held (INTERP-SINGULAR-1; more than 1 aborts libpcp 6.x)
-        self.singular_quirks: dict[int, int] = {}
-        self.seeked_from: Any = None            # the index entry the pass started at, if any
         # libpcp's cache (INTERP-DEV-5) depends on records before any time: no seeking
-        self.from_time = from_time if "cached-bounds" not in self.emulate else None
-        from_time = self.from_time
-        index = list(archive.index_entries())   # read once: seeking and INTERP-DEV-2
-        if from_time is not None:
-            self.seeked_from = self._seek_entry(archive, index, from_time)
-        # only the value sets of the metrics asked for are decoded
-        self.decoder = WantedDecoder(archive.version, {p: d.type for p, d in archive.metadata.descs.items()},
-                                     self.descs)
-        self.stats = ScheduleStats()
-        self._read(archive)
+        super().__init__(archive, pmids, from_time=from_time if "cached-bounds" not in self.emulate else None)
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}
         self._tracks_next = bool(self.emulate & {"discrete-stale-next", "nonnumeric-exact-hit"})
         # what one fetch leaves for the next; the before field is the previous fetch time,
@@ -130,7 +74,7 @@ class Replay:
         self._exhausted: set[tuple[int, int]] = set()    # searched forwards, found nothing
         self._no_search = False
         self.direction = 1                   # sign of the schedule's interval
-        self._index = [(self.rel(e.timestamp), e) for e in index]
+        self._index = [(self.rel(e.timestamp), e) for e in self.index_entries]
         # INTERP-DEV-2: bounds the first positioning set past a mark, kept while fetches stay
         # between them (libpcp reads no records then, so it never sees the mark)
         self._held_pair: dict[tuple[int, int], tuple[tuple[float, Any], tuple[float, Any]]] = {}
@@ -165,222 +109,6 @@ class Replay:
             if nxt[1] is None:
                 return NoValue("mark")
         return None
-
-    def _seek_entry(self, archive: Archive, index: list[Any], when: Timestamp) -> Any:
-        """The latest index entry before ``when`` from which every requested instance has
-        an event (an observation, or any mark) at or before ``when``; None for the start.
-        Candidate entries are tried going back 1, 2, 4, ... entries."""
-        entries = [e for e in index if e.timestamp.total_nsec() < when.total_nsec()]
-        if len(entries) < 2:
-            return None
-        want = {(pmid, inst) for pmid, insts in self.instances.items() for inst in insts
-                if pmid not in self.builtin}
-        step, k = 1, len(entries) - 1
-        limit = when.total_nsec()
-        while k > 0:
-            entry = entries[k]
-            seen: set[tuple[int, int]] = set()
-            covered = False
-            for res in archive.results_from(entry.vol, entry.off_data):
-                if res.timestamp.total_nsec() > limit:
-                    break
-                if not res.vsets:
-                    covered = True          # a mark bounds every instance
-                    break
-                for vs in res.vsets:
-                    if vs.numval > 0 and vs.pmid in self.descs:
-                        if self.descs[vs.pmid].indom.is_null:      # INTERP-SINGULAR-1
-                            seen.add((vs.pmid, PM_IN_NULL))
-                        else:
-                            seen.update((vs.pmid, inst) for inst in vs.columns[0])
-            if covered or want <= seen:
-                return entry
-            k -= step
-            step *= 2
-        return None
-
-    def _read(self, archive: Archive) -> None:
-        """What the constructor reads of the records (a subclass may read less): runs of
-        records of one layout decoded by numpy, the rest one at a time (both counted in
-        ``stats``)."""
-        records: Iterable[Record | ValueWindow]
-        try:
-            import numpy  # noqa: F401  (the runs' decoder needs it)
-        except ImportError:                 # counted, never silent
-            self.stats.record_fallbacks[NO_NUMPY] += 1
-            records = wanted_records(archive, self.descs, self.seeked_from, self.decoder)
-        else:
-            singular = [pmid for pmid, desc in self.descs.items() if desc.indom.is_null]
-            records = wanted_windows(archive, self.decoder, singular, self.stats, self.seeked_from, _RUN)
-        with gc_paused():
-            self._collect(archive, records)
-
-    def _collect(self, archive: Archive, records: Iterable[Record | ValueWindow]) -> None:
-        """The one forward pass, whatever the schedule: marks, the end, and per (pmid, inst)
-        its observations in record order (INTERP-BOUND-1).
-
-        Value sets of the requested metrics are buffered as the decoder's (instances,
-        values) columns, a run of records with the same instance list at a time (at most
-        ``_RUN`` records), and each run is appended to the compact series at once. A
-        ``ValueWindow`` whose metrics keep one instance list each is appended a metric at
-        a time (numpy arrays, no Python object per value); any other is taken a record at
-        a time (counted). Nothing is kept of other metrics' value sets."""
-        runs: dict[int, _Run] = {}
-        wanted = self.descs
-        singular = {pmid for pmid, desc in self.descs.items() if desc.indom.is_null}
-        quirks = self.singular_quirks
-        marks = self.marks
-        rel = self.rel
-        end, last = self.end, self.last
-        seq = 0
-        first = None
-        found: dict[tuple[int, int], tuple[tuple[int, int], Series]] = {}
-        sharing: dict[int, tuple[tuple[int, ...], array[float]]] = {}
-        flush = self._flush
-
-        record_times, record_marks = self.record_times, self.record_marks
-
-        def take(stamp: Timestamp, mark: bool, vsets: list[Any]) -> None:
-            nonlocal first, end, last, seq
-            if first is None:
-                first = stamp
-            t = rel(stamp)
-            record_times.append(t)
-            record_marks.append(mark)
-            if t > end:
-                end, last = t, stamp
-            if mark:
-                marks.append(t)
-                return
-            for vs in vsets:                 # the wanted ones, with values
-                pmid = vs.pmid
-                if pmid in wanted:
-                    insts, values = vs.columns
-                    if pmid in singular and insts != _NULL_INST:
-                        # INTERP-SINGULAR-1: every value is PM_IN_NULL's, the last wins
-                        quirks[pmid] = max(quirks.get(pmid, 0), len(insts))
-                        insts, values = _NULL_INST, values[-1:]
-                    run = runs.get(pmid)
-                    if run is None or run.insts != insts or len(run.times) >= _RUN:
-                        if run is not None:
-                            flush(pmid, run, found, sharing)
-                        run = runs[pmid] = _Run(insts)
-                    run.seqs.append(seq)
-                    run.times.append(t)
-                    run.rows.append(values)
-                seq += 1
-
-        for item in records:
-            if item.__class__ is not ValueWindow:
-                take(*item)                         # type: ignore[misc]
-                continue
-            assert isinstance(item, ValueWindow)
-            merged = _merge_window(item, singular, self.descs)
-            if merged is None:
-                self.stats.record_fallbacks[WINDOW_SPLIT] += 1
-                for pos, raw in enumerate(item.raw):
-                    take(*(item.singles.get(pos) or self.decoder(raw)))
-                continue
-            metrics, starts = merged
-            times = [rel(stamp) for stamp in item.stamps]
-            record_times.extend(times)
-            record_marks.extend(item.marks)
-            for t, stamp, mark in zip(times, item.stamps, item.marks):
-                if first is None:
-                    first = stamp
-                if t > end:
-                    end, last = t, stamp
-                if mark:
-                    marks.append(t)
-            for pmid, (at, insts, positions, columns) in metrics.items():
-                run = runs.pop(pmid, None)
-                if run is not None:             # what came before goes in first
-                    flush(pmid, run, found, sharing)
-                self._append(pmid, insts, seq + starts[at[0]] + at[1],
-                             [times[p] for p in positions], columns, found, sharing)
-            seq += starts[-1]
-        for pmid, run in runs.items():
-            flush(pmid, run, found, sharing)
-        self.end, self.last = end, last
-        if self.seeked_from is None:
-            self.first_record = first
-        # in order of first appearance, as a record-by-record pass would insert them
-        for key, (_, series) in sorted(found.items(), key=lambda item: item[1][0]):
-            self.series[key] = series
-
-    def _flush(self, pmid: int, run: _Run, found: dict[tuple[int, int], tuple[tuple[int, int], Series]],
-               sharing: dict[int, tuple[tuple[int, ...], array[float]]]) -> None:
-        """Append one run of same-instance-list records to the series of its instances."""
-        insts = run.insts
-        if len(set(insts)) != len(insts):       # an instance twice in one value set
-            self._unshare(pmid, insts, found, sharing)
-            ptype = self.descs[pmid].type
-            for order, t, values in zip(run.seqs, run.times, run.rows):
-                for pos, (inst, value) in enumerate(zip(insts, values)):
-                    sr = found.get((pmid, inst))
-                    if sr is None:
-                        sr = found[(pmid, inst)] = ((order, pos), Series.of_type(ptype))
-                    sr[1].extend((t,), (value,))
-            return
-        self._append(pmid, insts, run.seqs[0], run.times, list(zip(*run.rows)), found, sharing)
-
-    @staticmethod
-    def _unshare(pmid: int, insts: tuple[int, ...],
-                 found: dict[tuple[int, int], tuple[tuple[int, int], Series]],
-                 sharing: dict[int, tuple[tuple[int, ...], array[float]]]) -> None:
-        """The first run with another instance list gives each instance that shared one
-        times array a copy of its own."""
-        shared = sharing.get(pmid)
-        if shared is not None and shared[0] != insts:
-            for inst in shared[0]:
-                series = found[(pmid, inst)][1]
-                series.times = array("d", series.times)
-            del sharing[pmid]
-
-    def _append(self, pmid: int, insts: tuple[int, ...], order: int, times: list[float],
-                columns: Any, found: dict[tuple[int, int], tuple[tuple[int, int], Series]],
-                sharing: dict[int, tuple[tuple[int, ...], array[float]]]) -> None:
-        """Append records' values (``columns``: per instance, a tuple of Python values, or a
-        row of a ValueRun's numpy array) to the series of distinct instances ``insts``.
-
-        Instances that have only ever been observed together (the same records) share one
-        times array, extended once per run."""
-        ptype = self.descs[pmid].type
-        self._unshare(pmid, insts, found, sharing)
-        shared = sharing.get(pmid)
-        packed = columns.__class__ is not list
-        floats = ptype == PmType.FLOAT
-        if shared is None and len(insts) > 1 and not any((pmid, i) in found for i in insts):
-            shared = sharing[pmid] = (insts, array("d"))
-            for pos, inst in enumerate(insts):
-                series = Series.of_type(ptype)
-                series.times = shared[1]
-                found[(pmid, inst)] = ((order, pos), series)
-        if shared is not None:
-            shared[1].extend(times)
-        for pos, (inst, column) in enumerate(zip(insts, columns)):
-            sr = found.get((pmid, inst))
-            if sr is None:
-                sr = found[(pmid, inst)] = ((order, pos), Series.of_type(ptype))
-            if shared is None:
-                sr[1].times.extend(times)
-            if packed:
-                sr[1].extend_packed(column, floats)
-            else:
-                sr[1].extend_values(column)
-
-    def rel(self, ts: Timestamp) -> float:
-        """Seconds from the archive start, computed as libpcp does (in double)."""
-        return timestamp_sub(ts, self.start)
-
-    def _candidates(self, desc: Any) -> list[int]:
-        if desc.indom.is_null:
-            return [PM_IN_NULL]
-        seen: dict[int, None] = {}
-        for rec in self.archive.indom_history(desc.indom):
-            for inst in rec.instances:
-                seen.setdefault(inst, None)
-        return list(seen)
 
     def lifetimes(self, pmid: int) -> Lifetimes | None:
         """INTERP-EXIST-2's table for metric ``pmid``: per instance (first record listing it,
@@ -690,98 +418,6 @@ class Replay:
             out.append(self.fetch(Timestamp.from_nsec(at)))
             at += interval_nsec
         return out
-
-
-def _merge_window(window: ValueWindow, singular: set[int], descs: dict[int, Any]
-                  ) -> tuple[dict[int, tuple[tuple[int, int], tuple[int, ...], list[int], Any]], list[int]] | None:
-    """Per wanted metric of a window: where it first appears (record position, place
-    among the record's wanted value sets), its one instance list, the positions of the
-    records holding it and its values (a numpy array, instances x records, or tuples
-    per instance when only single records hold it); and per record the count of
-    wanted value sets before it. None when a metric changes instance list, repeats an
-    instance, is singular with instances, or a single record's values do not fit the
-    array of the records decoded together."""
-    import numpy as np
-
-    per: dict[int, list[Any]] = {}      # pmid -> [at, insts, [(positions, array)], [(pos, values)]]
-    counts = [0] * len(window.raw)
-    for positions, columns in window.groups:
-        for k, (pmid, insts, values) in enumerate(columns):
-            entry = per.get(pmid)
-            if entry is None:
-                entry = per[pmid] = [(positions[0], k), insts, [], []]
-            elif entry[1] != insts:
-                return None
-            else:
-                entry[0] = min(entry[0], (positions[0], k))
-            if values.__class__ is list:        # blocks decoded one at a time
-                entry[3].extend(zip(positions, values))
-            else:
-                entry[2].append((positions, values))
-        for p in positions:
-            counts[p] = len(columns)
-    for pos, (_, _, vsets) in window.singles.items():
-        counts[pos] = len(vsets)
-        for k, vs in enumerate(vsets):
-            insts, values = vs.columns
-            if len(set(insts)) != len(insts) or (vs.pmid in singular and insts != _NULL_INST):
-                return None
-            entry = per.get(vs.pmid)
-            if entry is None:
-                per[vs.pmid] = [(pos, k), insts, [], [(pos, values)]]
-            elif entry[1] != insts:
-                return None
-            else:
-                entry[0] = min(entry[0], (pos, k))
-                entry[3].append((pos, values))
-    starts = [0]
-    for n in counts:
-        starts.append(starts[-1] + n)
-    out: dict[int, tuple[tuple[int, int], tuple[int, ...], list[int], Any]] = {}
-    for pmid, (at, insts, groups, singles) in per.items():
-        if not groups:
-            singles.sort(key=lambda item: item[0])
-            out[pmid] = (at, insts, [p for p, _ in singles], list(zip(*(v for _, v in singles))))
-            continue
-        arrays = [values for _, values in groups]
-        positions = [p for ps, _ in groups for p in ps]
-        if singles:
-            packed = _packed([v for _, v in singles], arrays[0].dtype,
-                             descs[pmid].type == PmType.FLOAT)
-            if packed is None:
-                return None
-            arrays.append(packed)
-            positions += [p for p, _ in singles]
-        matrix = arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=1)
-        if len(arrays) > 1:
-            order = np.argsort(np.array(positions), kind="stable")
-            matrix = matrix[:, order]
-            positions = sorted(positions)
-        out[pmid] = (at, insts, positions, matrix)
-    # in order of first appearance, as the records hold them
-    return dict(sorted(out.items(), key=lambda item: item[1][0])), starts
-
-
-def _packed(rows: list[tuple[Any, ...]], dtype: Any, floats: bool) -> Any:
-    """Records' values (a tuple per record) as a numpy array of ``dtype`` (instances x
-    records), when each fits it exactly as the array decoder would have given it (FLOAT
-    as its bits, doubles only from floats, integers only from ints in range); else None."""
-    import numpy as np
-
-    flat = [v for row in rows for v in row]
-    kinds = set(map(type, flat))
-    if floats:
-        if kinds != {F32}:
-            return None
-        flat = [v.bits for v in flat]
-    elif dtype.kind == "f":
-        if kinds != {float}:
-            return None
-    else:
-        info = np.iinfo(dtype)
-        if kinds != {int} or min(flat) < info.min or max(flat) > info.max:
-            return None
-    return np.array(flat, dtype=dtype).reshape(len(rows), -1).T
 
 
 def interpolate(archive: Archive, metrics: Sequence[int | str], start: Timestamp,
