@@ -42,9 +42,11 @@ class CachedFetches:
         self.context = Context(archived, {p: replay.descs[p] for p in self.fetched},
                                {p: replay.instances[p] for p in self.fetched}, lifetimes, replay.rules)
         self.mode_set = False           # a pmSetMode was made for the fetches under way
+        self.rules = replay.rules_twin()    # the rules' reasons where both give no value
 
     def set_mode(self, start: Timestamp, interval_nsec: int) -> None:
         self.context.set_mode(start, interval_nsec)
+        self.rules.set_mode(start, interval_nsec)
         self.mode_set = True
 
     def fetch(self, when: Timestamp) -> Sample:
@@ -56,21 +58,20 @@ class CachedFetches:
             context.set_mode(when, replay.direction)
             context.delta = 0
             self.mode_set = True
+        ruled = self.rules.fetch(when)
         got = context.fetch(self.fetched)
         if got is None:
             return Sample(when, eol=True)
-        t = replay.rel(when)
         sample = Sample(when)
         for pmid in replay.descs:
             if pmid in replay.builtin:
                 sample.values[pmid] = {PM_IN_NULL: NoValue(BUILTIN_REASON)}
                 continue
             values = got[pmid]
+            theirs = ruled.values.get(pmid, {})
             for inst, v in values.items():
-                if isinstance(v, NoValue):
-                    rules = replay.rules_reason(pmid, inst, t)
-                    if rules is not None:
-                        values[inst] = rules
+                if isinstance(v, NoValue) and isinstance(theirs.get(inst), NoValue):
+                    values[inst] = theirs[inst]
             sample.values[pmid] = {inst: values[inst] for inst in replay.instances[pmid] if inst in values}
         return sample
 

@@ -19,6 +19,7 @@ spec/interp.md, over the observations ``observations.Observations`` reads.
 from __future__ import annotations
 
 import bisect
+import copy
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -93,22 +94,18 @@ class Replay(Observations):
             self._cached = CachedFetches(self)
         return self._cached
 
-    def rules_reason(self, pmid: int, inst: int, t: float) -> NoValue | None:
-        """Why the rules give no value (INTERP-EXIST-1, -2), or None when they give one."""
-        desc = self.descs[pmid]
-        if not self._alive(desc, inst, t):
-            return NoValue("not alive")
-        prior, nxt = self._bounds(self.series.get((pmid, inst)), t)
-        if prior is None:
-            return NoValue("no prior")
-        if prior[1] is None:
-            return NoValue("mark")
-        if desc.sem != PmSem.DISCRETE:
-            if nxt is None:
-                return NoValue("no next")
-            if nxt[1] is None:
-                return NoValue("mark")
-        return None
+    def rules_twin(self) -> Replay:
+        """This replay's observations under the rules alone (nothing emulated), with a fetch
+        state of its own: INTERP-DEV-5 asks it why the rules give no value where libpcp
+        gives none either."""
+        twin = copy.copy(self)
+        twin.emulate = frozenset()
+        twin._tracks_next = False
+        twin._fetch = FetchState()
+        twin._held_next, twin._exhausted, twin._held_pair = {}, set(), {}
+        twin._no_search = False
+        twin._cached = None
+        return twin
 
     def lifetimes(self, pmid: int) -> Lifetimes | None:
         """INTERP-EXIST-2's table for metric ``pmid``: per instance (first record listing it,
