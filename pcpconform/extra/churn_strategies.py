@@ -1,8 +1,9 @@
 """Hypothesis strategies for archives shaped like per-process, per-container or per-device
-data: instance domains of up to thousands of instances whose members leave, come back and
-are born mid-archive, values missing now and then (and values of instances the domain does
-not list), strings and aggregates beside numbers, marks, and records from 1 µs to hours
-apart; and replay schedules that start before, inside or after the archive.
+data: instance domains of up to thousands of instances whose members leave, come back, are
+born mid-archive and are renumbered (an external name moving to a new id, FIX-INDOM-2),
+values missing now and then (and values of instances the domain does not list), strings
+and aggregates beside numbers, marks, and records from 1 µs to hours apart; and replay
+schedules that start before, inside or after the archive.
 
 ``churn_fixtures()`` draws a Fixture (write it with ``generate_archive``); ``schedules(span)``
 draws (start offset, interval, count) for an archive spanning ``span`` nanoseconds.
@@ -48,6 +49,7 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
     ids = sorted(draw(st.sets(st.integers(0, 4 * max_instances + 100), min_size=size, max_size=size)))
     indom = PmInDom("60.7")
     spec = InDomSpec(indom, {f"i{i} cmd{i % 7}": i for i in ids})
+    external = spec.names                              # renumbered ids' names
     metrics = []
     for k in range(draw(st.integers(1, max_metrics))):
         ptype = draw(st.sampled_from(_TYPES))
@@ -57,6 +59,7 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
                               sem=int(PmSem.INSTANT), indom=PmInDom(PM_INDOM_NULL), units=PmUnits()))
     live = set(draw(st.lists(st.sampled_from(ids), max_size=size, unique=True)) or ids[:1])
     born = set(live)
+    retired: set[int] = set()                          # renumbered away: never back
     at = draw(st.integers(1_000_000_000, 2_000_000_000)) * 10**9
     samples: list[Sample] = []
     for k in range(draw(st.integers(1, max_records))):
@@ -64,18 +67,25 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
             samples.append(Sample("mark"))
         step = draw(st.sampled_from(STEPS_NSEC) | st.integers(1_000, 5 * 10**9))
         at += (step - step % 1000 if version == 2 else step) if k else 0
-        if k:                                          # churn: leave, return, be born
+        if k:                                          # churn: leave, return, be born, renumber
             leave = draw(st.lists(st.sampled_from(sorted(live)), unique=True, max_size=len(live) // 2 + 1))
             live -= set(leave)
-            gone = sorted(born - live)
+            gone = sorted(born - live - retired)
             back: list[int] = draw(st.lists(st.sampled_from(gone), unique=True)) if gone else []
             live |= set(back)                          # some that left come back
             fresh = [i for i in ids if i not in born]
+            if fresh and born - retired and draw(st.integers(0, 3)) == 0:
+                old = draw(st.sampled_from(sorted(born - retired)))
+                external[fresh[0]] = external.get(old, f"i{old} cmd{old % 7}")
+                live.discard(old)                      # its name moves to a new id
+                retired.add(old)
+                live.add(fresh[0])
+                born.add(fresh.pop(0))
             if fresh:
                 new = draw(st.integers(0, len(fresh)))
                 live |= set(fresh[:new])
                 born |= set(fresh[:new])
-            live = live or {ids[0]}
+            live = live or {min(born - retired)}
         order = sorted(live)
         values = []
         for m in metrics:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from pcpconform.fixtures.fixture import Fixture
+from pcpconform.fixtures.fixture import Fixture, FixtureError
 from pcpconform.format.pmtypes import LabelType, PmID, PmInDom, PmType
 from pcpconform.format.values import F32
 
@@ -33,7 +33,7 @@ def _value(ptype: PmType, value: Any) -> Any:
 
 
 def fixture_to_pmi(f: Fixture, version: int | None = None) -> dict[str, Any]:
-    names = {int(d.indom): {i: n for n, i in d.instances.items()} for d in f.indoms.values()}
+    names = {int(d.indom): d.external() for d in f.indoms.values()}
     doc: dict[str, Any] = {
         "archive": {"version": version or f.version, "hostname": f.hostname, "timezone": f.timezone},
         "metrics": [], "indoms": [], "labels": [], "samples": []}
@@ -49,7 +49,10 @@ def fixture_to_pmi(f: Fixture, version: int | None = None) -> dict[str, Any]:
             entry["text"] = dict(m.text)
         doc["metrics"].append(entry)
     for d in f.indoms.values():
-        ientry: dict[str, Any] = {"indom": str(d.indom), "instances": dict(d.instances)}
+        external = {n: i for i, n in names[int(d.indom)].items()}
+        if len(external) != len(d.instances):     # libpcp_import: PMI_ERR_DUPINSTNAME
+            raise FixtureError(f"indom {d.indom}: libpcp_import cannot give one instance name two ids")
+        ientry: dict[str, Any] = {"indom": str(d.indom), "instances": external}
         if d.text:
             ientry["text"] = dict(d.text)
         doc["indoms"].append(ientry)
