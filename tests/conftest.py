@@ -1,5 +1,6 @@
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -54,3 +55,21 @@ def cpu(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("cpu") / "c"
     generate_archive(parse_fixture(CPU), base)
     return base
+
+
+@pytest.fixture
+def host_pcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
+    """``host_pcp("6.3.8")`` makes ``--rules auto`` and the default's note (INTERP-CLI-8)
+    see that PCP installed here (a pcp.conf of its own), whatever this host has."""
+    def install(version: str) -> Path:
+        conf = tmp_path / f"pcp-{version}.conf"
+        conf.write_text(f"PCP_SYSCONF_DIR=/etc/pcp\nPCP_VERSION={version}\n")
+        monkeypatch.setenv("PCP_CONF", str(conf))
+        return conf
+    return install
+
+
+@pytest.fixture
+def default_host_pcp(host_pcp: Any) -> None:
+    """A host PCP that replays by the default rules, so that no note is printed."""
+    host_pcp("6.3.8")

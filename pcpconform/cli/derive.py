@@ -28,7 +28,7 @@ from pcpconform.oracles.derive.profiles import PROFILES, profile_for
 from pcpconform.oracles.derive.profiles import profile as get_profile
 from pcpconform.oracles.derive.session import Registered, bind_wanted, registered
 from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
-from pcpconform.oracles.interp.installed import chosen_rules
+from pcpconform.oracles.interp.installed import chosen_rules, other_rules_note
 from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue, Sample
@@ -53,9 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int)
     p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
                    help="only these instances of the derived metrics (external names or ids)")
-    p.add_argument("--rules", choices=(*PROFILES, "auto"), default="pcp-6.3",
-                   help="libpcp version profile: grammar, binding, evaluation and interpolation; "
-                   "auto: the profile of the PCP installed here")
+    p.add_argument("--rules", choices=(*PROFILES, "auto"),
+                   help="libpcp version profile: grammar, binding, evaluation and interpolation "
+                   "(default pcp-6.3); auto: the profile of the PCP installed here")
     p.add_argument("--emulate", action="append", metavar="NAME",
                    help="reproduce a named libpcp deviation (DERIVE-DEV-*), or 'all'")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the derived values")
@@ -75,6 +75,7 @@ def _check_only(args: argparse.Namespace) -> int:
 
 def _rules(args: argparse.Namespace) -> tuple[str, str]:
     """The profile and how it was chosen (DERIVE-CLI-7); a note when auto finds no PCP."""
+    args.rules = args.rules or "pcp-6.3"
     rules, how = chosen_rules(args.rules, profile_for, "pcp-6.3")
     if how.startswith("--rules auto:"):
         print(f"pcpconform derive: {how}", file=sys.stderr)
@@ -104,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.config and not args.define:
         raise UsageError("no derived metrics: give --config PATH or --define 'NAME = EXPR'")
 
+    # none asked for: a note at the end when the host's PCP goes by another (DERIVE-CLI-11)
+    rules_note = None if args.rules else other_rules_note("pcpconform derive", "pcp-6.3", profile_for, "profile")
     rules, how = _rules(args)
     prof = get_profile(rules)
     emulate = _emulated(args)
@@ -141,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
         _plot(ev, view, samples, args, rules)
     with opened_output(args.output) as out:
         _write(ev, view, bounds, samples, derived_samples, args, out, sorted(emulate), rules, how)
+    if rules_note:
+        print(rules_note, file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -13,7 +13,7 @@ from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.builtin import MetricSource
-from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for
+from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for, other_rules_note
 from pcpconform.oracles.interp.model import Sample
 from pcpconform.oracles.interp.replay import DEVIATIONS, RULE_SETS, Replay
 from pcpconform.oracles.interp.report import write_csv, write_json, write_text
@@ -28,6 +28,8 @@ from pcpconform.oracles.interp.window import open_replay
 
 __all__ = ["add_arguments", "run"]
 
+DEFAULT_RULES = "pcp-6.3"
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("archive")
@@ -41,9 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, help="number of fetches (default: up to --end)")
     p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
                    help="only these instances (external names or ids)")
-    p.add_argument("--rules", choices=(*RULE_SETS, "auto"), default="pcp-6.3",
+    p.add_argument("--rules", choices=(*RULE_SETS, "auto"),
                    help="interpolation rules: pcp-6.0 (libpcp before 6.3.2), pcp-6.3 (6.3.2 "
-                   "and later, PCP 7), or auto: those of the PCP installed here")
+                   "and later, PCP 7; the default), or auto: those of the PCP installed here")
     p.add_argument("--rate", action="store_true", help="convert counters to rates per second, as pmval does")
     p.add_argument("--emulate", action="append", choices=("all", *DEVIATIONS),
                    help="reproduce a named libpcp deviation (spec/interp.md, INTERP-DEV-*)")
@@ -70,6 +72,11 @@ def singular_warnings(replay: Replay, source: MetricSource) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # not given: the default, and a note (once the request is found good) if the host's PCP
+    # goes by the other rule set (INTERP-CLI-8)
+    args.rules_note = None if args.rules else other_rules_note("pcpconform interp", DEFAULT_RULES,
+                                                               interp_rules_for)
+    args.rules = args.rules or DEFAULT_RULES
     try:
         return _run(args)
     except MemoryError:
@@ -106,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     note = extent_note(archive.start, replay.first_record)
     for line in [*([note] if note else []), *singular_warnings(replay, source)]:
         print(f"pcpconform interp: warning: {line}", file=sys.stderr)
+    if args.rules_note:
+        print(args.rules_note, file=sys.stderr)
     shown: Iterable[Sample]
     if args.plot or args.rate:          # both read the whole schedule
         samples = replay.schedule(start, interval, count)

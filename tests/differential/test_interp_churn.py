@@ -19,8 +19,14 @@ from pcpconform.extra.churn_strategies import churn_fixtures, schedules
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp.installed import repositions_on_set_mode
 from pcpconform.oracles.interp.model import DEVIATIONS
-from tests.differential.libpcp.interp_bridge import libpcp_view, oracle_view
+from tests.differential.libpcp.interp_bridge import (
+    libpcp_segments_view,
+    libpcp_view,
+    oracle_segments_view,
+    oracle_view,
+)
 from tests.differential.libpcp.referees import LibpcpError, Referee
 
 pytestmark = [pytest.mark.libpcp]
@@ -55,6 +61,35 @@ def test_churning_domains_match_libpcp(tmp_path_factory: pytest.TempPathFactory,
         assume(exc.returncode >= 0)
         raise
     assert oracle_view(base, start, delta, count, pmids, referee.interp_rules, ALL) == theirs
+
+
+@settings(max_examples=int(_EXPLORE or "12"), deadline=None, derandomize=not _EXPLORE,
+          database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                                HealthCheck.data_too_large, HealthCheck.large_base_example])
+@given(data=st.data())
+def test_set_mode_again_mid_replay_matches_libpcp(tmp_path_factory: pytest.TempPathFactory, referee: Referee,
+                                                  data: st.DataObject) -> None:
+    """INTERP-VER-2, INTERP-CACHE-2: two or three pmSetModes in one context (a new start,
+    direction or interval each) on random churn, value for value; libpcp 7 positions again
+    at the fetch after each, 6.x as its index positioning says."""
+    fixture = data.draw(churn_fixtures(max_instances=min(_SIZE, 300), max_records=8), label="fixture")
+    base = tmp_path_factory.mktemp("setmode") / "a"
+    generate_archive(fixture, base)
+    a = Archive(base)
+    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    span = max(stamps[-1] - stamps[0], 1)
+    segments = []
+    for k in range(data.draw(st.integers(2, 3), label="pmSetModes")):
+        offset, delta, count = data.draw(schedules(span, max_count=6), label=f"schedule {k}")
+        segments.append((Timestamp.from_nsec(stamps[0] + offset), delta, count))
+    pmids = [int(d.pmid) for d in a.descs()]
+    try:
+        theirs = libpcp_segments_view(referee, base, segments, pmids)
+    except LibpcpError as exc:
+        assume(exc.returncode >= 0)     # INTERP-DEV-4: libpcp died in this run
+        raise
+    again = repositions_on_set_mode(referee.version)
+    assert oracle_segments_view(base, segments, pmids, referee.interp_rules, ALL, again) == theirs
 
 
 # ---- PCP's QA per-process archives ------------------------------------------------------

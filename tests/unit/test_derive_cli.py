@@ -10,6 +10,9 @@ import pytest
 
 from tests.cli import run_cli
 
+#: stderr is compared whole: the host's PCP goes by the default profile (no DERIVE-CLI-11 note)
+pytestmark = pytest.mark.usefixtures("default_host_pcp")
+
 
 def run(*argv: str) -> tuple[int, str, str]:
     return run_cli("derive", *argv)

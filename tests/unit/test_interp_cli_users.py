@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,6 +85,27 @@ def test_rules_are_said_and_auto_follows_the_installed_pcp(archive: Path, tmp_pa
     assert chosen_rules("pcp-6.0", interp_rules_for, "pcp-6.3") == ("pcp-6.0", "as asked")
 
 
+def test_default_rules_note_names_the_option(archive: Path, host_pcp: Any) -> None:
+    """INTERP-CLI-8: with no --rules, a PCP here that replays by the other rule set is said
+    once on standard error, with the option that follows it, after the request is found
+    good; not when --rules is given, nor when the host's PCP goes by the default."""
+    conf = host_pcp("6.0.3")
+    status, out, err = run_cli("interp", str(archive), "s.ok", "--samples", "1")
+    assert status == 0 and out.splitlines()[0] == "# rules pcp-6.3 (as asked)"
+    assert err == (f"pcpconform interp: note: using the pcp-6.3 rules (the default); the PCP installed "
+                   f"here (6.0.3, {conf}) goes by pcp-6.0: give --rules pcp-6.0 (or --rules auto) "
+                   "to compare with it\n")
+    assert run_cli("interp", str(archive), "s.ok", "--samples", "1", "--rules", "pcp-6.3")[2] == ""
+    status, _, err = run_cli("interp", str(archive), "no.such", "--samples", "1")
+    assert status == 2 and len(err.splitlines()) == 1       # a usage error stays one line
+    conf = host_pcp("7.2.2")
+    assert run_cli("interp", str(archive), "s.ok", "--samples", "1")[2] == ""
+    status, _, err = run_cli("derive", str(archive), "--define", "d.x = s.ok * 2", "--samples", "1")
+    assert status == 0 and err == (f"pcpconform derive: note: using the pcp-6.3 profile (the default); "
+                                   f"the PCP installed here (7.2.2, {conf}) goes by pcp-7: "
+                                   "give --rules pcp-7 (or --rules auto) to compare with it\n")
+
+
 def test_rate_plot_has_the_rates_on_their_own_axis(archive: Path, tmp_path: Path) -> None:
     """INTERP-CLI-3, INTERP-RATE-1: the counter's panel keeps its values and adds rates."""
     a = Archive(archive)
@@ -98,6 +120,7 @@ def test_rate_plot_has_the_rates_on_their_own_axis(archive: Path, tmp_path: Path
     assert status == 0 and (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.usefixtures("default_host_pcp")
 def test_label_after_the_records_is_warned_about(archive: Path) -> None:
     """INTERP-EOL-4: the records before the label's start are never replayed; said once."""
     damage_label_start(archive, T0 + 1000)

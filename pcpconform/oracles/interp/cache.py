@@ -139,7 +139,8 @@ class _Metric:
 
 class Context:
     """One PM_MODE_INTERP archive context: ``set_mode`` then ``fetch``, as a client calls
-    pmSetMode and pmFetch."""
+    pmSetMode and pmFetch. ``reposition_on_set_mode``: libpcp 7's pmSetMode, which makes a
+    context that has fetched position again at its next fetch (INTERP-VER-2)."""
 
     def __init__(self, archived: Archived, descs: dict[int, Any], instances: dict[int, list[int]],
                  lifetimes: dict[int, dict[int, tuple[float, float]]], rules: str,
@@ -175,6 +176,7 @@ class Context:
         self.origin = archived.start.total_nsec()
         self.delta = 0
         self.direction = 0
+        self.fetched = False             # a fetch got past end of log (libpcp's pmid hash exists)
 
     def _lookup(self, pmid: int, insts: tuple[int, ...]) -> tuple[_Inst, ...]:
         m = self.metrics.get(pmid)
@@ -248,7 +250,7 @@ class Context:
             for icp in m.order:
                 if icp.prior_t > t_req or icp.next_t < t_req:
                     icp.forget()
-        if self.reposition:
+        if self.reposition and self.fetched:   # INTERP-VER-2: libpcp 7's __pmLogResetInterp
             self.serial = False
 
     def _t_req(self) -> float:
@@ -373,6 +375,7 @@ class Context:
             self.ac_end = self.arch.end
             if t_req > self.ac_end:
                 return None
+        self.fetched = True
         metrics = [self.metrics[p] for p in pmids]
         want = [icp for m in metrics for icp in m.order]
         self.want = want

@@ -40,7 +40,8 @@ class CachedFetches:
                                  replay.instances[p])
                      for p in self.fetched if not replay.descs[p].indom.is_null}
         self.context = Context(archived, {p: replay.descs[p] for p in self.fetched},
-                               {p: replay.instances[p] for p in self.fetched}, lifetimes, replay.rules)
+                               {p: replay.instances[p] for p in self.fetched}, lifetimes, replay.rules,
+                               reposition_on_set_mode=replay.reposition_on_set_mode)
         self.mode_set = False           # a pmSetMode was made for the fetches under way
         self.rules = replay.rules_twin()    # the rules' reasons where both give no value
 

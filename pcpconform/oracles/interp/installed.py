@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Installed", "installed_pcp", "version_tuple", "interp_rules_for", "chosen_rules"]
+__all__ = ["Installed", "installed_pcp", "version_tuple", "interp_rules_for", "chosen_rules",
+           "other_rules_note", "repositions_on_set_mode"]
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
@@ -63,6 +64,27 @@ def installed_pcp() -> Installed | None:
 def interp_rules_for(version: str) -> str:
     """The interpolation rule set that models libpcp ``version`` (INTERP-VER-1)."""
     return "pcp-6.0" if version_tuple(version) < (6, 3, 2) else "pcp-6.3"
+
+
+def repositions_on_set_mode(version: str) -> bool:
+    """Whether libpcp ``version`` positions a context again at the fetch after a later
+    pmSetMode (from 7.0.0, INTERP-VER-2)."""
+    return version_tuple(version) >= (7, 0, 0)
+
+
+def other_rules_note(tool: str, chosen: str, pick: Callable[[str], str], what: str = "rules") -> str | None:
+    """With no ``--rules`` given: a note, for standard error, that the PCP installed here
+    goes by another rule set (profile) than ``chosen``, naming the option that follows it
+    (INTERP-CLI-8, DERIVE-CLI-11); None when it goes by ``chosen`` or no PCP is found."""
+    found = installed_pcp()
+    if found is None:
+        return None
+    theirs = pick(found.version)
+    if theirs == chosen:
+        return None
+    return (f"{tool}: note: using the {chosen} {what} (the default); the PCP installed here "
+            f"({found.version}, {found.source}) goes by {theirs}: give --rules {theirs} "
+            f"(or --rules auto) to compare with it")
 
 
 def chosen_rules(requested: str, pick: Callable[[str], str], default: str) -> tuple[str, str]:

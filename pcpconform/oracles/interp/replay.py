@@ -51,10 +51,13 @@ class Replay(Observations):
     """An archive's observations of some metrics, replayed at any times."""
 
     def __init__(self, archive: Archive, pmids: Iterable[int], *, rules: str = "pcp-6.3",
-                 emulate: Iterable[str] = (), from_time: Timestamp | None = None) -> None:
+                 emulate: Iterable[str] = (), from_time: Timestamp | None = None,
+                 reposition_on_set_mode: bool = False) -> None:
         """``from_time`` promises that no fetch will be earlier: the pass then starts at the
         latest index entry from which every requested instance is bounded below at that
-        time, instead of at the start of the archive (INTERP-SEEK-1)."""
+        time, instead of at the start of the archive (INTERP-SEEK-1).
+        ``reposition_on_set_mode``: the libpcp emulated (INTERP-DEV-5) is 7.x, whose later
+        pmSetModes make it position again (INTERP-VER-2)."""
         if rules not in RULE_SETS:
             raise ValueError(f"rules must be one of {', '.join(RULE_SETS)}")
         self.emulate = frozenset(emulate)
@@ -62,6 +65,7 @@ class Replay(Observations):
         if unknown:
             raise ValueError(f"unknown deviation {sorted(unknown)[0]!r}; known: {', '.join(DEVIATIONS)}")
         self.rules = rules
+        self.reposition_on_set_mode = reposition_on_set_mode
         # libpcp's cache (INTERP-DEV-5) depends on records before any time: no seeking
         super().__init__(archive, pmids, from_time=from_time if "cached-bounds" not in self.emulate else None)
         self._lifetimes = {pmid: self._lifetime_table(desc) for pmid, desc in self.descs.items()}

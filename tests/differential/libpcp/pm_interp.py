@@ -2,6 +2,10 @@
 """Replay an archive with libpcp's PM_MODE_INTERP and print what every fetch returns.
 
 Usage:  /usr/bin/python3 pm_interp.py BASE START_SEC START_NSEC DELTA_NSEC COUNT PMID...
+        /usr/bin/python3 pm_interp.py BASE --segments JSON PMID...
+
+The second form makes one pmSetMode per segment of JSON, a list of
+[START_SEC, START_NSEC, DELTA_NSEC, COUNT], in one context, each followed by its fetches.
 
 Runs under a PCP's system python (the bindings of PCP 6.0.3, 6.3 or 7). Prints one JSON
 document:
@@ -31,11 +35,24 @@ def parse_pmid(text):
 
 
 def main(argv):
-    base, sec, nsec, delta_ns, count = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
-    pmids = [parse_pmid(p) for p in argv[6:]]
+    base = argv[1]
+    if argv[2] == "--segments":
+        segments = json.loads(argv[3])
+        pmids = [parse_pmid(p) for p in argv[4:]]
+    else:
+        segments = [[int(a) for a in argv[2:6]]]
+        pmids = [parse_pmid(p) for p in argv[6:]]
     ctx = pmapi.pmContext(c_api.PM_CONTEXT_ARCHIVE, base)
     descs = {p: ctx.pmLookupDesc(p) for p in pmids}
     pmid_array = (ctypes.c_uint * len(pmids))(*pmids)
+    samples = []
+    for sec, nsec, delta_ns, count in segments:
+        replay(ctx, descs, pmid_array, sec, nsec, delta_ns, count, samples)
+    json.dump({"samples": samples}, sys.stdout)
+
+
+def replay(ctx, descs, pmid_array, sec, nsec, delta_ns, count, samples):
+    """One pmSetMode and ``count`` fetches, appended to ``samples``."""
     sign = -1 if delta_ns < 0 else 1
     delta = pmapi.timespec(sign * (abs(delta_ns) // 10**9), sign * (abs(delta_ns) % 10**9))
     # PCP 6.x: the timespec calls are the HighRes ones; PCP 7: the plain names take and give
@@ -44,7 +61,6 @@ def main(argv):
     fetch = getattr(ctx, "pmFetchHighRes", None) or ctx.pmFetch
     free = getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
     set_mode(c_api.PM_MODE_INTERP, pmapi.timespec(sec, nsec), delta)
-    samples = []
     t = sec * 10**9 + nsec
     for _ in range(count):
         entry = {"time": [t // 10**9, t % 10**9], "eol": False, "values": {}}
@@ -71,7 +87,6 @@ def main(argv):
         free(r)
         samples.append(entry)
         t += delta_ns
-    json.dump({"samples": samples}, sys.stdout)
 
 
 if __name__ == "__main__":
