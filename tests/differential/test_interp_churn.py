@@ -7,6 +7,7 @@ INTERP-CACHE-*), and with no end-of-log window left out (INTERP-EOL-2)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from pathlib import Path
@@ -19,13 +20,17 @@ from pcpconform.extra.churn_strategies import churn_fixtures, schedules
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import result_head
 from pcpconform.oracles.interp.installed import repositions_on_set_mode
 from pcpconform.oracles.interp.model import DEVIATIONS
+from pcpconform.oracles.interp.replay import Replay
 from tests.differential.libpcp.interp_bridge import (
+    View,
     libpcp_segments_view,
     libpcp_view,
     oracle_segments_view,
     oracle_view,
+    sample_view,
 )
 from tests.differential.libpcp.referees import LibpcpError, Referee
 
@@ -129,17 +134,37 @@ def _sample_metrics(a: Archive) -> list[int]:
     return sorted(picked)
 
 
-@pytest.mark.parametrize("base", _per_process_archives())
-def test_qa_per_process_archives_match_libpcp(base: str, referee: Referee) -> None:
+def _qa_schedules(a: Archive) -> list[tuple[Timestamp, int, int]]:
     """Forwards from the start and backwards from the end at a twelfth of the archive, and
     forwards at the archive's own logging step from inside it."""
-    a = Archive(QA / base)
-    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    stamps = [result_head(raw.data, a.version)[0].total_nsec() for _, raw in a.volume_records()]
     span = max(stamps[-1] - stamps[0], 12)
     step = min((y - x for x, y in itertools.pairwise(stamps) if y > x), default=span)
+    return [(Timestamp.from_nsec(start), delta, count) for start, delta, count in
+            [(stamps[0], span // 12, 13), (stamps[-1], -(span // 12), 13),
+             (stamps[len(stamps) // 3] + step // 3, step, 12)]]
+
+
+@functools.cache
+def _qa_oracle(base: str, rules: str) -> tuple[list[int], list[tuple[Timestamp, int, int]], list[View]]:
+    """The sampled metrics, the schedules and the oracle's view of each (INTERP-DEV-5
+    emulated), each schedule as a new context on one pass over the archive, shared by the
+    referees of one rule set (one pmSetMode each: INTERP-VER-2 cannot differ)."""
+    a = Archive(QA / base)
     pmids = _sample_metrics(a)
-    for start, delta, count in [(stamps[0], span // 12, 13), (stamps[-1], -(span // 12), 13),
-                                (stamps[len(stamps) // 3] + step // 3, step, 12)]:
-        when = Timestamp.from_nsec(start)
-        theirs = libpcp_view(referee, QA / base, when, delta, count, pmids)
-        assert oracle_view(QA / base, when, delta, count, pmids, referee.interp_rules, ALL) == theirs, base
+    schedules = _qa_schedules(a)
+    replay = Replay(a, pmids, rules=rules, emulate=ALL)
+    views = []
+    for start, delta, count in schedules:
+        replay.new_context()
+        views.append(sample_view(a, replay.schedule(start, delta, count)))
+    return pmids, schedules, views
+
+
+@pytest.mark.parametrize("base", _per_process_archives())
+def test_qa_per_process_archives_match_libpcp(base: str, referee: Referee) -> None:
+    """INTERP-EXIST-2, INTERP-DEV-5 on PCP's own per-process archives: every schedule of
+    ``_qa_schedules``, value for value."""
+    pmids, schedules, ours = _qa_oracle(base, referee.interp_rules)
+    for (start, delta, count), view in zip(schedules, ours):
+        assert view == libpcp_view(referee, QA / base, start, delta, count, pmids), (base, start, delta)

@@ -52,3 +52,32 @@ def test_text_dump_lists_what_mmvdump_lists(referee: Referee, tmp_path: Path, ve
     ours, theirs = normalised(out.getvalue(), version), normalised(proc.stdout, version)
     assert "requests.total[1 or \"/login\"] = 85" in ours
     assert ours == theirs
+
+
+def _unescaped(listing: str) -> str:
+    """The kit's listing with DUMP-MMV-ESC's ``\\xHH`` escapes turned back into bytes."""
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), listing.encode("ascii"))
+    return raw.decode("utf-8", "replace")
+
+
+def test_text_dump_escapes_what_mmvdump_prints_raw(referee: Referee, tmp_path: Path) -> None:
+    """DUMP-MMV-TEXT: a string value and a help text with non-ASCII bytes and a newline are
+    escaped in the kit's listing (``\\xc3\\xa9``, ``\\x0a``), one line each, where mmvdump
+    prints the bytes as they are (a newline breaking the line); unescaped, the listings agree."""
+    text = bundled_fixture("mmv-example").read_text(encoding="utf-8")
+    text = text.replace('value: "2.4.1"', 'value: "2.4.1 caf\\u00e9\\nbeta"')
+    text = text.replace("shorttext: application version", 'shorttext: "application v\\u00e9rsion\\nline 2"')
+    assert "caf" in text and "rsion" in text
+    fixture = tmp_path / "odd.yaml"
+    fixture.write_text(text, encoding="utf-8")
+    path = tmp_path / "odd"
+    generate_mmv(load_mmv_fixture(fixture), path)
+    proc = referee.tool([MMVDUMP, path], files=[path])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = io.StringIO()
+    dump_mmv(path, out, "text")
+    ours = out.getvalue()
+    assert ours.isascii()
+    assert "2.4.1 caf\\xc3\\xa9\\x0abeta" in ours and "application v\\xc3\\xa9rsion\\x0aline 2" in ours
+    assert "2.4.1 café\nbeta" in proc.stdout and "application vérsion\nline 2" in proc.stdout
+    assert normalised(_unescaped(ours), 3) == normalised(proc.stdout, 3)

@@ -105,11 +105,17 @@ class Replay(Observations):
         twin = copy.copy(self)
         twin.emulate = frozenset()
         twin._tracks_next = False
-        twin._fetch = FetchState()
-        twin._held_next, twin._exhausted, twin._held_pair = {}, set(), {}
-        twin._no_search = False
-        twin._cached = None
+        twin.new_context()
         return twin
+
+    def new_context(self) -> None:
+        """Go on as a new libpcp context would, the observations kept: no fetch before,
+        nothing cached (each of several schedules then replays as in its own process)."""
+        self._fetch = FetchState()
+        self._held_next, self._exhausted, self._held_pair = {}, set(), {}
+        self._no_search = False
+        self._cached = None
+        self.direction = 1
 
     def lifetimes(self, pmid: int) -> Lifetimes | None:
         """INTERP-EXIST-2's table for metric ``pmid``: per instance (first record listing it,

@@ -31,7 +31,7 @@ from tests.differential.libpcp.compare import libpcp_encoding
 from tests.differential.libpcp.referees import LibpcpError, Referee, archive_files
 
 __all__ = ["PM_INTERP", "PM_READ", "pm_interp", "libpcp_view", "oracle_view", "libpcp_segments_view",
-           "oracle_segments_view", "Segment"]
+           "oracle_segments_view", "sample_view", "Segment", "View"]
 
 HERE = Path(__file__).resolve().parent
 PM_INTERP = HERE / "pm_interp.py"
@@ -90,7 +90,7 @@ def oracle_view(base: Path, start: Timestamp, delta: int, count: int, pmids: Seq
                 rules: str, emulate: Sequence[str] = ()) -> View:
     """What the oracle replays with ``rules`` (and the ``emulate``d deviations)."""
     a = Archive(base)
-    return _oracle(a, interpolate(a, list(pmids), start, delta, count, rules=rules, emulate=emulate))
+    return sample_view(a, interpolate(a, list(pmids), start, delta, count, rules=rules, emulate=emulate))
 
 
 def oracle_segments_view(base: Path, segments: Sequence[Segment], pmids: Sequence[int], rules: str,
@@ -98,10 +98,11 @@ def oracle_segments_view(base: Path, segments: Sequence[Segment], pmids: Sequenc
     """The oracle's one replay, a schedule (a pmSetMode) per segment."""
     a = Archive(base)
     replay = Replay(a, list(pmids), rules=rules, emulate=emulate, reposition_on_set_mode=reposition_on_set_mode)
-    return _oracle(a, [s for start, delta, count in segments for s in replay.schedule(start, delta, count)])
+    return sample_view(a, [s for start, delta, count in segments for s in replay.schedule(start, delta, count)])
 
 
-def _oracle(a: Archive, samples: Sequence[Sample]) -> View:
+def sample_view(a: Archive, samples: Sequence[Sample]) -> View:
+    """Oracle samples in the comparable form."""
     out = []
     for s in samples:
         values = {}
