@@ -32,7 +32,7 @@ from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from tests.differential.libpcp import mutants
 from tests.differential.libpcp.convert import fixture_to_pmi
-from tests.differential.libpcp.referees import LibpcpError, Referee
+from tests.differential.libpcp.referees import LibpcpError, Referee, archive_files
 
 pytestmark = [pytest.mark.libpcp]
 
@@ -148,3 +148,23 @@ def test_comparison_doc_is_of_this_referee(referee: Referee) -> None:
         assert f"**{cls}**" in text, f"{cls} missing: python -m tests.differential.libpcp.mutants --write"
     assert f"pmlogcheck {referee.version}" in text, (
         f"{referee.name} ({referee.version}) missing: python -m tests.differential.libpcp.mutants --write")
+
+
+DERIVED_NOTE = "corpus.load_x10 [511.2048.3]: domain of pmid (511) != domain of indom (60)"
+
+
+def test_what_pmlogcheck_reports_that_check_does_not(referee: Referee) -> None:
+    """docs/pmlogcheck-comparison.md, "What pmlogcheck reports that check does not": on
+    pmlogger's archive with a derived metric, pmlogcheck 6.0.3 notes the derived metric's
+    indom domain (exit 0), 6.3 and 7 print nothing, and check reports nothing (FMT-DESC-7)."""
+    case = mutants.ROOT / "corpus" / "cases" / "valid" / "pmlogger-derived-v2"
+    base = case / json.loads((case / "case.json").read_text())["archive"]
+    proc = referee.tool(["pmlogcheck", base], files=archive_files(base))
+    assert proc.returncode == 0
+    if referee.name == "pcp-6.0.3":
+        assert proc.stdout + proc.stderr == f"{base}.meta: {DERIVED_NOTE}\n"     # on the host
+    else:
+        assert proc.stdout + proc.stderr == ""
+    assert check_archive(base).diagnostics == []
+    assert mutants.NOT_CHECKED in mutants.DOC.read_text(encoding="utf-8")
+
