@@ -251,6 +251,38 @@ def test_values_table_matches_libpcp(referee: Referee, derive_base: Path) -> Non
                        "(m.inst * 2)[b]": {"instselect-expr"}}
 
 
+#: 7.x's indom= of mkconst() and novalue() (DERIVE-VER-6): descriptors and values
+INDOM_SPEC_EXPRESSIONS = [
+    "mkconst(5, indom=30.1)", "mkconst(2.5, indom=30.2, type=float)", "m.inst * mkconst(5, indom=30.1)",
+    "mkconst(1, indom=30.1) * m.disc", "mkconst(4, meta=m.kb, indom=30.1)",
+    "mkconst(4, meta=m.inst, indom=NULL)", "mkconst(3, indom=NULL) * m.kb", "mkconst(9, indom=30.9)",
+    "m.inst > 1 ? m.inst : novalue(indom=30.1)", "m.kb > 6 ? mkconst(1, indom=30.2, type=64) : m.i64",
+    "mkconst(1, indom=30.1) + m.disc", "mkconst(1, indom=x)", "mkconst(1, indom=511.1)",
+]
+
+
+def test_mkconst_indom_of_7(referee: Referee, derive_base: Path) -> None:
+    """DERIVE-VER-6: `indom=` in mkconst() and novalue(), a syntax error before 7.x; in 7.x
+    the constant takes that instance domain (NULL: none), over meta='s, and has a value per
+    instance the archive lists for it at each fetch (none, with PM_ERR_INDOM_LOG, for a
+    domain the archive lacks); descriptors and values as 7.2.2 gives them."""
+    profile = _profile(referee)
+    cmp = compare(referee, profile, derive_base, INDOM_SPEC_EXPRESSIONS, SCHEDULE)
+    assert cmp.crashes == []
+    assert mismatches(cmp) == []
+    bound = {cmp.texts[int(b.name[3:])]: b for b in cmp.bound}
+    if profile.indom_spec:
+        assert str(bound["mkconst(5, indom=30.1)"].desc.indom) == "30.1"
+        assert str(bound["mkconst(4, meta=m.kb, indom=30.1)"].desc.indom) == "30.1"
+        assert bound["mkconst(4, meta=m.inst, indom=NULL)"].desc.indom.is_null
+        # a ternary of two instance domains is a semantic error; the rest are syntax errors
+        assert sorted(set(INDOM_SPEC_EXPRESSIONS) - set(bound)) == [
+            "m.kb > 6 ? mkconst(1, indom=30.2, type=64) : m.i64", "mkconst(1, indom=511.1)",
+            "mkconst(1, indom=x)"]
+    else:
+        assert bound == {}
+
+
 # -- (b) the surprises, pinned ----------------------------------------------------------
 
 def test_surprises_in_binding(referee: Referee, derive_base: Path) -> None:

@@ -7,11 +7,12 @@ a literal as written; "<expr>" for anything else). Operators keep libpcp's spell
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["Node", "Metric", "Integer", "Double", "Unary", "Binary", "Ternary", "Call",
            "Rescale", "MatchInst", "InstSelect", "Spec", "MkConst", "NoValueExpr",
-           "ARITHMETIC", "RELATIONAL", "BOOLEAN", "NAME_FUNCTIONS", "EXPR_FUNCTIONS"]
+           "ARITHMETIC", "RELATIONAL", "BOOLEAN", "NAME_FUNCTIONS", "EXPR_FUNCTIONS", "indom_of_spec"]
 
 ARITHMETIC = ("+", "-", "*", "/")
 RELATIONAL = ("<", "<=", "==", ">=", ">", "!=")
@@ -108,3 +109,28 @@ class MkConst(Node):
 @dataclass(frozen=True)
 class NoValueExpr(Node):
     spec: Spec
+
+
+_SCAN_U = r"[ \t\n\v\f\r]*[+-]?[0-9]+"     # C isspace() and ASCII digits
+
+
+def _scan_u(text: str) -> int:
+    """What sscanf's %u stores for a matched field: strtoul's value (ULONG_MAX on overflow,
+    negated modulo 2^64 after a minus), cut to 32 bits."""
+    text = text.strip()
+    negative = text.startswith("-")
+    value = int(text.lstrip("+-"))
+    value = min(value, 2**64 - 1)
+    if negative:
+        value = -value % 2**64
+    return value & 0xFFFFFFFF
+
+
+def indom_of_spec(text: str) -> tuple[int, int] | None:
+    """indom=DOMAIN.SERIAL as libpcp 7 takes it: (domain, serial), or None when sscanf's
+    "%u.%u%n" does not read the whole text or the numbers are out of range."""
+    m = re.fullmatch(f"({_SCAN_U})\\.({_SCAN_U})", text)
+    if m is None:
+        return None
+    domain, serial = _scan_u(m.group(1)), _scan_u(m.group(2))
+    return (domain, serial) if domain < 511 and serial < (1 << 22) else None

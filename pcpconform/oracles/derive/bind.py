@@ -278,6 +278,8 @@ class _Binder:
                 desc = replace(desc, sem=s)
             elif key == "units":
                 desc = replace(desc, units=self.parse_units(value))
+            elif key == "indom" and self.profile.indom_spec:      # 7.x (DERIVE-VER-6)
+                desc = replace(desc, indom=spec_indom(value))
             elif key == "meta" and self.profile.novalue:
                 meta = self.bind_name(value, kind, lazy)
                 continue
@@ -292,6 +294,8 @@ class _Binder:
                 out = replace(out, sem=desc.sem)
             if "units" in flags:
                 out = replace(out, units=desc.units)
+            if "indom" in flags:
+                out = replace(out, indom=desc.indom)
             desc = out
         return desc, frozenset(flags), meta
 
@@ -498,3 +502,11 @@ def bind(node: ast.Node, name: str, metadata: _Metadata | Mapping[str, Any],
     root = binder.build(node, None, False)
     binder.check(root, None)
     return Bound(name, root.desc, root)
+
+
+def spec_indom(text: str) -> PmInDom:
+    """The instance domain an accepted ``indom=`` names (DERIVE-VER-6)."""
+    parts = ast.indom_of_spec(text)
+    if parts is None:
+        return PmInDom(None)
+    return PmInDom((parts[0] << 22) | parts[1])

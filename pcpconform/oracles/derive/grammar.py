@@ -2,7 +2,8 @@
 
 ``GRAMMAR`` is the grammar in lark's notation, one alternative per line, in the order of
 libpcp's yacc file, with libpcp's token names. ``ERROR`` is yacc's ``error`` token. A line
-tagged ``// pcp-6.0`` or ``// pcp-6.3`` exists only in that profile. The ``//%left`` lines
+tagged ``// pcp-6.0``, ``// pcp-6.3`` or ``// pcp-6.3 pcp-7`` exists only in the grammar
+generations it names. The ``//%left`` lines
 are yacc's precedence declarations, lowest first. spec/derive-grammar.md includes this
 text verbatim (tests/test_derive_parse.py checks it).
 
@@ -49,7 +50,7 @@ GRAMMAR = r"""
 %declare L_INSTANT L_LT L_LEQ L_EQ L_GEQ L_GT L_NEQ L_AND L_OR L_NOT L_MKCONST
 %declare L_META L_NOVALUE L_RESCALE L_DEFINED L_MATCHINST L_SCALAR L_TYPE L_SEMANTICS
 %declare L_UNITS L_ASSIGN L_COMMA L_INTEGER L_DOUBLE L_NAME L_STRING L_INSTNAME
-%declare L_PATTERN ERROR
+%declare L_PATTERN L_INDOM ERROR
 
 // precedence, lowest first; every level is left-associative (DERIVE-SYN-2)
 //%left L_QUEST L_COLON
@@ -107,9 +108,9 @@ expr: L_LPAREN expr L_RPAREN                    -> paren
     | expr L_GT expr                            -> binary
     | expr L_NEQ expr                           -> binary
     | expr L_QUEST expr L_COLON expr            -> ternary
-    | expr L_QUEST novalue L_COLON expr         -> ternary          // pcp-6.3
-    | expr L_QUEST expr L_COLON novalue         -> ternary          // pcp-6.3
-    | expr L_QUEST novalue L_COLON novalue      -> novalue_twice    // pcp-6.3
+    | expr L_QUEST novalue L_COLON expr         -> ternary          // pcp-6.3 pcp-7
+    | expr L_QUEST expr L_COLON novalue         -> ternary          // pcp-6.3 pcp-7
+    | expr L_QUEST novalue L_COLON novalue      -> novalue_twice    // pcp-6.3 pcp-7
     | expr L_AND expr                           -> binary
     | expr L_OR expr                            -> binary
     | L_NOT expr                                -> unary
@@ -135,6 +136,15 @@ novalue: L_NOVALUE L_LPAREN L_RPAREN            -> novalue          // pcp-6.3
     | L_NOVALUE L_LPAREN speclist L_RPAREN      -> novalue_spec     // pcp-6.3
     | L_NOVALUE L_LPAREN ERROR                  -> follow_novalue   // pcp-6.3
 
+// 7.x: a mid-rule action sets the spec defaults before novalue()'s parameters
+novalue_mid:                                    -> mid              // pcp-7
+
+novalue: L_NOVALUE L_LPAREN novalue_mid novalueparam -> novalue_param  // pcp-7
+    | L_NOVALUE L_LPAREN ERROR                  -> follow_novalue   // pcp-7
+
+novalueparam: L_RPAREN                          -> novalue_none     // pcp-7
+    | speclist L_RPAREN                         -> novalue_specs    // pcp-7
+
 regexpr: opt_bang L_PATTERN                     -> regexpr
 
 opt_bang: L_NOT                                 -> bang
@@ -144,7 +154,7 @@ num: L_INTEGER                                  -> integer
     | L_DOUBLE                                  -> double
     | L_MKCONST L_LPAREN L_INTEGER L_COMMA mkconst_mid speclist L_RPAREN -> mkconst
     | L_MKCONST L_LPAREN L_DOUBLE L_COMMA mkconst_mid speclist L_RPAREN  -> mkconst_double
-    | L_MKCONST L_LPAREN L_INTEGER ERROR        -> follow_mkconst   // pcp-6.3
+    | L_MKCONST L_LPAREN L_INTEGER ERROR        -> follow_mkconst   // pcp-6.3 pcp-7
 
 // yacc's mid-rule action in the two mkconst rules (resets the spec defaults)
 mkconst_mid:                                    -> mid
@@ -155,24 +165,26 @@ speclist: speclist L_COMMA spec                 -> speclist_more
 spec: L_TYPE L_ASSIGN specval                   -> spec_type
     | L_SEMANTICS L_ASSIGN specval              -> spec_semantics
     | L_UNITS L_ASSIGN specval                  -> spec_units
-    | L_META L_ASSIGN L_NAME                    -> spec_meta        // pcp-6.3
+    | L_INDOM L_ASSIGN specval                  -> spec_indom       // pcp-7
+    | L_META L_ASSIGN L_NAME                    -> spec_meta        // pcp-6.3 pcp-7
 
 specval: L_STRING                               -> specval
     | L_NAME                                    -> specval
     | L_INTEGER                                 -> specval
+    | L_DOUBLE                                  -> specval          // pcp-7
 
 func: L_ANON L_LPAREN L_NAME L_RPAREN           -> call_name
     | L_AVG L_LPAREN L_NAME L_RPAREN            -> call_name
     | L_COUNT L_LPAREN L_NAME L_RPAREN          -> call_name
     | L_DELTA L_LPAREN L_NAME L_RPAREN          -> call_name        // pcp-6.0
-    | L_DELTA L_LPAREN expr L_RPAREN            -> call_expr        // pcp-6.3
+    | L_DELTA L_LPAREN expr L_RPAREN            -> call_expr        // pcp-6.3 pcp-7
     | L_MAX L_LPAREN L_NAME L_RPAREN            -> call_name
     | L_MIN L_LPAREN L_NAME L_RPAREN            -> call_name
     | L_SUM L_LPAREN L_NAME L_RPAREN            -> call_name
     | L_RATE L_LPAREN L_NAME L_RPAREN           -> call_name        // pcp-6.0
-    | L_RATE L_LPAREN expr L_RPAREN             -> call_expr        // pcp-6.3
+    | L_RATE L_LPAREN expr L_RPAREN             -> call_expr        // pcp-6.3 pcp-7
     | L_INSTANT L_LPAREN L_NAME L_RPAREN        -> call_name        // pcp-6.0
-    | L_INSTANT L_LPAREN expr L_RPAREN          -> call_expr        // pcp-6.3
+    | L_INSTANT L_LPAREN expr L_RPAREN          -> call_expr        // pcp-6.3 pcp-7
     | L_DEFINED L_LPAREN L_NAME L_RPAREN        -> call_name
     | L_RESCALE L_LPAREN expr L_COMMA L_STRING L_RPAREN -> rescale
     | L_MATCHINST L_LPAREN regexpr L_COMMA expr L_RPAREN -> matchinst
@@ -194,7 +206,7 @@ func: L_ANON L_LPAREN L_NAME L_RPAREN           -> call_name
     | L_SCALAR L_LPAREN ERROR                   -> follow_scalar
 """
 
-_TAG = re.compile(r"//\s*(pcp-[0-9.]+)\s*$")
+_TAG = re.compile(r"//\s*((?:pcp-[0-9.]+\s*)+)$")
 _PREC = re.compile(r"^//%(left|right|nonassoc)\s+(.*)$")
 
 
@@ -203,7 +215,7 @@ def grammar_text(profile: Profile) -> str:
     out = []
     for line in GRAMMAR.splitlines():
         m = _TAG.search(line)
-        if m and m.group(1) != profile.syntax:
+        if m and profile.syntax not in m.group(1).split():
             continue
         out.append(line)
     return "\n".join(out) + "\n"

@@ -33,10 +33,12 @@ FUNCTIONS: dict[str, tuple[str, ...]] = {
     "pcp-6.3": ("avg", "count", "delta", "max", "min", "sum", "anon", "rate", "instant",
                 "mkconst", "meta", "novalue", "rescale", "defined", "matchinst", "scalar"),
 }
+FUNCTIONS["pcp-7"] = FUNCTIONS["pcp-6.3"]
 #: names that are never metric names (DERIVE-LEX-7)
 RESERVED: dict[str, tuple[str, ...]] = {
     "pcp-6.0": ("type", "semantics", "units"),
     "pcp-6.3": ("type", "semantics", "units", "meta"),
+    "pcp-7": ("type", "semantics", "units", "meta", "indom"),
 }
 
 _EOF = -1
@@ -96,7 +98,7 @@ class Lexer:
         self.data = data if nul < 0 else data[:nul]
         self.funcs = FUNCTIONS[profile.syntax]
         # 7.x: indom= joins the mkconst()/novalue() keywords (DERIVE-VER-6)
-        self.reserved = RESERVED[profile.syntax] + (("indom",) if profile.indom_spec else ())
+        self.reserved = RESERVED[profile.syntax]
         self.session = session
         self.i = 0              # libpcp's "string": next byte to read
         self.peek = 0           # libpcp's "lexpeek" (0: none, so a NUL cannot be pushed back)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from pcpconform.errors import DeriveSyntaxError
 from pcpconform.oracles.derive import ast
+from pcpconform.oracles.derive.ast import indom_of_spec
 from pcpconform.oracles.derive.ere import regcomp_error
 from pcpconform.oracles.derive.grammar import ERROR, Tables, tables
 from pcpconform.oracles.derive.lexer import Lexer, Session, Token
@@ -79,6 +80,7 @@ _GRAMERR_BY_PROFILE = {
     "pcp-6.3": {"follow_delta": ("<expr>", "follow", "delta("),
                 "follow_rate": ("<expr>", "follow", "rate(")},
 }
+_GRAMERR_BY_PROFILE["pcp-7"] = _GRAMERR_BY_PROFILE["pcp-6.3"]
 NOVALUE_TWICE = "novalue() may appear at most once in a ternary expression"
 
 
@@ -348,6 +350,15 @@ class _Parse:
         self._check_units(value)
         return ("units", value)
 
+    def _a_spec_indom(self, a: list[_Val], start: int) -> tuple[str, str]:
+        """7.x's indom=: NULL (any case) or DOMAIN.SERIAL as sscanf("%u.%u%n") reads the
+        whole value, domain below 511 and serial below 2^22 (DERIVE-VER-6)."""
+        value = a[2].string()
+        if _ascii_upper(value) != "NULL" and indom_of_spec(value) is None:
+            _gramerr(self, "Illegal indom:", None, value)
+            raise _Abort
+        return ("indom", value)
+
     def _a_spec_meta(self, a: list[_Val], start: int) -> tuple[str, str]:
         return ("meta", a[2].token().text)
 
@@ -359,6 +370,16 @@ class _Parse:
 
     def _a_novalue_spec(self, a: list[_Val], start: int) -> ast.NoValueExpr:
         return ast.NoValueExpr(start, _spec(a[2].specs()))
+
+    def _a_novalue_param(self, a: list[_Val], start: int) -> ast.NoValueExpr:
+        # 7.x: novalue( <mid-rule action> novalueparam
+        return ast.NoValueExpr(start, _spec(a[3].specs()))
+
+    def _a_novalue_none(self, a: list[_Val], start: int) -> list[tuple[str, str]]:
+        return []
+
+    def _a_novalue_specs(self, a: list[_Val], start: int) -> list[tuple[str, str]]:
+        return a[0].specs()
 
     def _a_regexpr(self, a: list[_Val], start: int) -> tuple[str, bool]:
         pattern = a[1].token().text

@@ -32,8 +32,8 @@ class Profile:
     #: pmParseUnitsStr asserts that a time scale it folds into the multiplier is at most
     #: HOUR, and aborts (6.0.3, 6.3.8); measured: 7.2.2 (Debian's build) does not
     units_asserts: bool
-    #: "indom" is a reserved word: mkconst()/novalue() take indom= (measured in 7.2.2;
-    #: only the reserved word is modelled, DERIVE-VER-6)
+    #: mkconst()/novalue() take indom= ("indom" a reserved word; measured in 7.2.2,
+    #: DERIVE-VER-6)
     indom_spec: bool
     #: (expr)[inst] and scalar() of an empty set behave (6.1.1)
     instance_fixes: bool
@@ -59,7 +59,7 @@ PROFILES: dict[str, Profile] = {
     "pcp-6.3": _P63,
     # measured against libpcp 7.2.2 (DERIVE-VER-3..): only the switches that differ
     "pcp-7": replace(_P63, name="pcp-7", report_unknown_operand=True, units_asserts=False,
-                     indom_spec=True),
+                     indom_spec=True, syntax="pcp-7"),
 }
 
 
