@@ -62,15 +62,10 @@ def _set_mode_forgets_all() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _unknown_instances_dropped() -> Iterator[None]:
-    """INTERP-CACHE-3 out (PM_IN_NULL's values): a value of an instance the domain never
-    lists is dropped for a singular metric too."""
-    def patched(self: Any, pmid: int, insts: tuple[int, ...]) -> tuple[Any, ...]:
-        m = self.metrics.get(pmid)
-        if m is None:
-            return ()
-        return tuple(m.insts.get(i) or cache._Inst(m, i, -1.0, -1.0) for i in insts)
-    with mock.patch.object(Context, "_lookup", patched):
+def _marks_bound_nothing() -> Iterator[None]:
+    """INTERP-CACHE-3 out (a mark bounds every requested instance): a mark read by the roll
+    or a search sets no bound (and is not seen)."""
+    with mock.patch.object(Context, "_mark", lambda self, t_this, t_req, do_mark, searching: False):
         yield
 
 
@@ -180,7 +175,7 @@ ABLATIONS: dict[str, tuple[str, Callable[[], Any]]] = {
     "eager-end": ("INTERP-CACHE-1", _eager_end),
     "fine-positioning-sees-marks": ("INTERP-CACHE-2", _fine_positioning_sees_marks),
     "set-mode-forgets-all": ("INTERP-CACHE-2", _set_mode_forgets_all),
-    "unknown-instances-dropped": ("INTERP-CACHE-3", _unknown_instances_dropped),
+    "marks-bound-nothing": ("INTERP-CACHE-3", _marks_bound_nothing),
     "no-roll": ("INTERP-CACHE-4", _no_roll),
     "no-t-first": ("INTERP-CACHE-5", _search_forgetting(False)),
     "no-t-last": ("INTERP-CACHE-6", _search_forgetting(True)),
