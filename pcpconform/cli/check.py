@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
     CheckResults,
     count_option,
+    default_check,
     jobs_from_option,
     run_checks,
 )
@@ -62,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         # connected before any output, so an unreachable scheduler is one line and exit 2
         cluster = stack.enter_context(dask_cluster(args.dask, "check")) if args.dask is not None else None
-        return _check(args, targets, problems, progress, cluster)
+        return _check(args, targets, problems, progress, cluster, found.mmv_dirs)
 
 
 def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], progress: bool,
-           cluster: Cluster | None) -> int:
+           cluster: Cluster | None, mmv_dirs: set[Path]) -> int:
     with opened_output(args.output) as out:
         stream = None
         if args.format == "text":   # streamed: each archive as soon as it is checked
@@ -78,8 +80,10 @@ def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], p
             elif stream is not None:
                 stream.report(report)
 
+        # the MMV files of a directory are checked together, as the MMV PMDA loads them
+        check = functools.partial(default_check, mmv_directories=frozenset(mmv_dirs)) if mmv_dirs else None
         checked = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
-                             on_report=done, dask=cluster)
+                             on_report=done, dask=cluster, check=check)
         for crash in checked.crashes:
             print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
         results = CheckResults([r for r in checked if not r.os_error], checked.crashes)

@@ -47,6 +47,7 @@ from pcpconform.mmv.model import (
     exported_pmid,
     is_singular,
 )
+from pcpconform.mmv.pmns import PmdaNamespace
 from pcpconform.mmv.schema import (
     HEADER_SIZE,
     MMV_MAGIC,
@@ -200,6 +201,7 @@ class _Walk:
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
+        self.names = PmdaNamespace()     # the file's names as the PMDA inserts them, alone
 
     def problem(self, offset: int, field: str, message: str, code: str = "mmv.format",
                 index: int | None = None, clause: str = "MMV-SEC-2",
@@ -227,10 +229,18 @@ class _Walk:
         return offset >= 0 and offset + size <= len(self.data)
 
     def slot(self, offset: int) -> bytes | None:
-        """The text of the string slot at offset, or None when it is not a slot in the file."""
+        """The text of the string slot at offset as the PMDA serves it (up to its NUL, at
+        most 255 bytes), or None when it is not a slot in the file."""
         if offset < HEADER_SIZE or not self.inside(offset, STRING_SIZE):
             return None
-        return self.data[offset:offset + STRING_SIZE].partition(b"\0")[0]
+        end = self.data.find(b"\0", offset, offset + STRING_SIZE)
+        return self.data[offset:offset + STRING_SIZE - 1 if end < 0 else end]
+
+    def unterminated(self, obj: dict[str, Any], key: str, offset: int) -> None:
+        """``<key>_unterminated`` when the slot at offset has no NUL (the PMDA drops its
+        256th byte)."""
+        if self.data.find(b"\0", offset, offset + STRING_SIZE) < 0:
+            obj[f"{key}_unterminated"] = True
 
     def help(self, obj: dict[str, Any], entry: Any, f: str, at: int) -> Iterator[dict[str, Any]]:
         for key in ("shorttext", "helptext"):
@@ -241,6 +251,8 @@ class _Walk:
                 continue
             text = self.slot(off)
             obj[key] = None if text is None else escape_bytes(text)
+            if text is not None and len(text) == STRING_SIZE - 1:
+                self.unterminated(obj, key, off)
             if text is None:
                 yield self.problem(at, f"{f}.{key}", f"{key} offset {off} is not a 256-byte"
                                    " slot inside the file")
@@ -402,6 +414,8 @@ class _Walk:
             obj["name_offset"] = i.external
             name = self.slot(i.external)
             obj["name"] = None if name is None else escape_bytes(name)
+            if name is not None and len(name) == STRING_SIZE - 1:
+                self.unterminated(obj, "name", i.external)
             if name is None:
                 problems.append(self.problem(at + 16, f + ".external", f"name offset"
                                              f" {i.external} is not a 256-byte slot inside"
@@ -426,6 +440,8 @@ class _Walk:
             obj["name_offset"] = m.name
             name = self.slot(m.name)
             obj["name"] = None if name is None else escape_bytes(name)
+            if name is not None and len(name) == STRING_SIZE - 1:
+                self.unterminated(obj, "name", m.name)
             if name is None:
                 problems.append(self.problem(at, f + ".name", f"name offset {m.name} is not a"
                                              " 256-byte slot inside the file", index=n))
@@ -441,9 +457,11 @@ class _Walk:
         obj["pcp_name"] = None if name is None else self.pcp_name(name)
         obj["pmid"] = self.pmid(m.item)
         obj["pcp_indom"] = None if is_singular(m.indom) else self.pcp_indom(m.indom & 0xFFFFFFFF)
-        obj["exported"] = (ok_item and m.item not in seen and m.type in MMV_TYPES
-                           and pcp_name is not None and bool(name)
-                           and set(pcp_name) <= _NAME_CHARS)
+        # the PMDA inserts the name of a metric whose name and item pass, whatever its type
+        inserted = (ok_item and m.item not in seen and pcp_name is not None and bool(name)
+                    and set(pcp_name) <= _NAME_CHARS)
+        placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
+        obj["exported"] = bool(placed) and m.type in MMV_TYPES
         if ok_item:
             seen.add(m.item)
         yield obj
@@ -493,6 +511,8 @@ class _Walk:
                                              " not a 256-byte slot inside the file", index=n))
         obj["type"] = TYPE_TOKENS.get(m.type, f"type-{m.type}")
         obj["value"] = typed_mmv_value(m.type, v.value, text)
+        if text is not None and len(text) == STRING_SIZE - 1:
+            self.unterminated(obj, "value", v.extra)
         if self.flags & FLAG_SENTINEL and _sentinel(m.type, v.value, text):
             obj["sentinel"] = True
         if m.type == TYPE_ELAPSED and v.extra > 0:
