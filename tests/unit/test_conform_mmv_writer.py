@@ -167,3 +167,35 @@ def test_clauses_by_path() -> None:
     assert clause_of("/cluster") == "MMV-ID-1" and clause_of("/flags/0") == "MMV-HDR-1"
     assert clause_of("/metrics/3/help") == "MMV-IMPL-HELP" and clause_of("/metrics/0/pmid") == "MMV-ID-1"
     assert clause_of("/metrics/1/sem") == "MMV-IMPL-2" and clause_of("/labels/2") == "GEN-MMV-LABEL"
+
+
+def test_the_ci_recipes(tmp_path: Path) -> None:
+    """examples/ci: the shell recipe runs the suite (here with the checkout's pcpconform, as
+    PCPCONFORM lets a CI image with pcpconform installed do) and leaves a JUnit report; the
+    composite action runs the same command."""
+    import shutil
+    import subprocess
+    import xml.etree.ElementTree as ET
+
+    import yaml
+
+    script = ROOT / "examples" / "ci" / "mmv-writer.sh"
+    pcpconform = shutil.which("pcpconform", path=str(Path(sys.executable).parent))
+    assert pcpconform is not None
+    env = {"PATH": "/usr/bin:/bin", "PCPCONFORM": pcpconform}
+    ok = subprocess.run(["sh", str(script), KIT, "out.xml"], cwd=tmp_path, env=env, capture_output=True,
+                        text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    suite = ET.parse(tmp_path / "out.xml").getroot()
+    assert "mmv-writer" in ET.tostring(suite, encoding="unicode") and "CONFORMS" in ok.stdout
+    broken = _broken(tmp_path, '''
+def edit(path):
+    open(path, "wb").write(b"MMV")
+''')
+    bad = subprocess.run(["sh", str(script), broken], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode == 1 and (tmp_path / "pcpconform-mmv-writer.xml").is_file()
+    action = yaml.safe_load((ROOT / "examples" / "ci" / "pcpconform-mmv-writer" / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite" and "adapter" in action["inputs"]
+    run = "\n".join(step.get("run", "") for step in action["runs"]["steps"])
+    assert 'pcpconform conform --impl "$ADAPTER" --suite mmv-writer --format junit -o "$JUNIT"' in run
