@@ -19,6 +19,7 @@ from pcpconform.check.runner import (
     jobs_from_option,
     run_checks,
 )
+from pcpconform.cli import watch
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
 
@@ -45,9 +46,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "is the same as a local run's")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar; text output lists diagnostics only")
+    watch.add_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch.run(args)
     found = expand(args.archives)
     targets, problems = found.targets, found.problems
     for problem in problems:

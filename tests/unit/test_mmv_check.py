@@ -48,7 +48,8 @@ ERRORS = {code for code, sev, _c, _s in MMV_TABLE if sev == "error"}
 #: error codes no one-file case can carry
 HEADER = 40
 NEEDS_MORE = {"mmv.read": "an unreadable file is no file to ship",
-              "mmv.cluster-collision": "needs two files in one directory"}
+              "mmv.cluster-collision": "needs two files in one directory",
+              "mmv.watch-torn": "needs a live writer", "mmv.watch-counter-regress": "needs a live writer"}
 
 
 def write(tmp: Path, data: bytes, name: str = "f.mmv") -> Path:

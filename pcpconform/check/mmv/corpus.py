@@ -404,6 +404,9 @@ UNCOVERED = {
     "mmv.read": "an unreadable file is no file to ship",
     "mmv.cluster-collision": "needs two files in one directory",
     "mmv.cluster-shared": "needs two files in one directory",
+    **{f"mmv.watch-{what}": "needs a live writer (check --watch)" for what in (
+        "rewriting", "generation", "torn", "counter-regress", "file-appeared", "file-gone", "process-gone",
+        "metrics-changed", "static")},
     "mmv.toc-version": "a labels section in a version 1 or 2 file is no edit of one field",
 }
 

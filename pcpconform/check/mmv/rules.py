@@ -102,6 +102,18 @@ MMV_TABLE: list[tuple[str, str, str, str]] = [
     ("mmv.label-json", _W, "MMV-CHK-LABEL-2", "a label payload is not a JSON object of labels"),
     ("mmv.label-name", _W, "MMV-CHK-LABEL-2", "a label name is not [A-Za-z][A-Za-z0-9_]*"),
     ("mmv.label-slack", _W, "MMV-CHK-LABEL-3", "non-zero bytes after a label payload's NUL"),
+    # live files (check --watch)
+    ("mmv.watch-rewriting", _W, "MMV-CHK-WATCH-1",
+     "a sample found the generations unequal or 0: a rewrite in progress, which the PMDA skips"),
+    ("mmv.watch-generation", "info", "MMV-CHK-WATCH-1", "the generation changed: the file was written anew"),
+    ("mmv.watch-torn", _E, "MMV-CHK-WATCH-2", "a counter read lower than the samples before and after it"),
+    ("mmv.watch-counter-regress", _E, "MMV-CHK-WATCH-2", "a counter went down and stayed down"),
+    ("mmv.watch-file-appeared", "info", "MMV-CHK-WATCH-3", "a file appeared in the directory"),
+    ("mmv.watch-file-gone", _W, "MMV-CHK-WATCH-3", "a file went away: the PMDA no longer serves its metrics"),
+    ("mmv.watch-process-gone", _W, "MMV-CHK-WATCH-3",
+     "the PROCESS writer's process is gone: the PMDA drops the file's metrics"),
+    ("mmv.watch-metrics-changed", _W, "MMV-CHK-WATCH-3", "the file exports other metrics than before"),
+    ("mmv.watch-static", "info", "MMV-CHK-WATCH-4", "a metric's values never changed while watched"),
 ]
 
 MMV_CODES = frozenset(code for code, *_ in MMV_TABLE)
