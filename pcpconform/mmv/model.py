@@ -22,7 +22,7 @@ __all__ = [
     "LABEL_INDOM", "LABEL_CLUSTER", "LABEL_ITEM", "LABEL_INSTANCES", "LABEL_OPTIONAL",
     "PM_IN_NULL", "Instance", "Indom", "Value", "ValueSource", "Metric", "Label", "MmvFile",
     "is_singular",
-    "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom",
+    "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom", "pmda_name_ok",
     "Exported", "exported_metrics",
 ]
 
@@ -59,6 +59,11 @@ PM_IN_NULL = -1
 
 #: the PMDA's character rule for a whole exported name (verify_metric_name, C locale)
 _PMDA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+
+
+def pmda_name_ok(name: str) -> bool:
+    """verify_metric_name's character rule (isalpha/isalnum in the C locale: ASCII only)."""
+    return _PMDA_NAME.fullmatch(name) is not None
 _ATOM_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
                  TYPE_FLOAT: "<f", TYPE_DOUBLE: "<d", TYPE_ELAPSED: "<q"}
 
@@ -247,7 +252,7 @@ def exported_metrics(mmv: MmvFile, file_name: str, cluster: int | None = None) -
         item_ok = m.item <= 1023 and m.item not in seen
         seen.add(m.item)
         name = exported_name(file_name, m.name, mmv.flags)
-        if not (m.name and item_ok and _PMDA_NAME.fullmatch(name)) or not names.add(name).exported:
+        if not (m.name and item_ok and pmda_name_ok(name)) or not names.add(name).exported:
             continue
         indom = PmInDom(None) if is_singular(m.indom) else exported_indom(use, m.indom)
         out.append(Exported(name, exported_pmid(use, m.item), indom, m))

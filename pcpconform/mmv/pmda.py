@@ -45,6 +45,7 @@ from pcpconform.mmv.model import (
     exported_name,
     exported_pmid,
     is_singular,
+    pmda_name_ok,
 )
 from pcpconform.mmv.pmns import PmdaNamespace
 
@@ -151,7 +152,7 @@ def pmda_export(files: Sequence[tuple[str, MmvFile]], profile: str = "pcp-7") ->
             full = exported_name(fname, m.name, mmv.flags)
             item_ok = m.item <= 1023 and m.item not in seen
             seen.add(m.item)
-            if not (m.name and _name_ok(full)):
+            if not (m.name and pmda_name_ok(full)):
                 continue
             placed = names.add(full)
             if placed.placement.value == "duplicate" or not item_ok:
@@ -171,11 +172,6 @@ def pmda_export(files: Sequence[tuple[str, MmvFile]], profile: str = "pcp-7") ->
         out.values[pmid] = _values(sources, item, out.descs[pmid], out.indoms, profile)
     out.labels = [_label(f, mmv, cl, lb) for f, mmv, cl in loaded for lb in mmv.labels]
     return out
-
-
-def _name_ok(name: str) -> bool:
-    return name[:1].isascii() and name[:1].isalpha() and all(
-        ch.isascii() and (ch.isalnum() or ch in "_.") for ch in name)
 
 
 def _desc(c: _Created) -> dict[str, Any]:

@@ -26,23 +26,17 @@ from pcpconform.mmv.model import (
     SEM_INSTANT,
     TYPE_ELAPSED,
     exported_name,
+    pmda_name_ok,
 )
 from pcpconform.mmv.pmns import CONTROL_NAMES, CONTROL_NAMES_PCP7, Placed, Placement, PmdaNamespace
 from pcpconform.mmv.schema import MMV_NAMEMAX, TOC_METRICS
 
 __all__ = ["check_metrics", "pmda_name_ok", "pmns_name_ok", "report_placement"]
 
-#: the PMDA's check of the whole exported name: a letter, then letters, digits, '_' or '.'
-_PMDA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
 #: the PMNS rule: each dot-separated component starts with a letter
 _PMNS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
 _SEMANTICS = (0, SEM_COUNTER, SEM_INSTANT, SEM_DISCRETE)
 _USEC = PmUnits(dimTime=1, scaleTime=1).to_word()
-
-
-def pmda_name_ok(name: str) -> bool:
-    """verify_metric_name's character rule (isalpha/isalnum in the C locale: ASCII only)."""
-    return _PMDA_NAME.fullmatch(name) is not None
 
 
 def pmns_name_ok(name: str) -> bool:
