@@ -85,9 +85,10 @@ def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], p
                 stream.report(report)
 
         # the MMV files of a directory are checked together, as the MMV PMDA loads them
-        check = functools.partial(default_check, mmv_directories=frozenset(mmv_dirs)) if mmv_dirs else None
+        together = {"check": functools.partial(default_check, mmv_directories=frozenset(mmv_dirs))} \
+            if mmv_dirs else {}
         checked = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
-                             on_report=done, dask=cluster, check=check)
+                             on_report=done, dask=cluster, **together)
         for crash in checked.crashes:
             print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
         results = CheckResults([r for r in checked if not r.os_error], checked.crashes)
