@@ -9,10 +9,8 @@ from pathlib import Path
 
 from pcpconform.check import output
 from pcpconform.check.mmv.magic import is_mmv_file
-from pcpconform.check.mmv.watch import watch_mmv
 from pcpconform.cli.output import opened_output
 from pcpconform.errors import UsageError
-from pcpconform.oracles.interp.schedule import parse_interval
 
 __all__ = ["add_arguments", "run"]
 
@@ -29,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _seconds(text: str, what: str) -> float:
+    from pcpconform.oracles.interp.schedule import parse_interval
+
     seconds = parse_interval(text, what) / 1e9
     if seconds <= 0:
         raise UsageError(f"{what} {text!r}: must be positive")
@@ -36,6 +36,8 @@ def _seconds(text: str, what: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pcpconform.check.mmv.watch import watch_mmv  # numpy: only when watching
+
     if len(args.archives) != 1:
         raise UsageError("check --watch takes one MMV file or one directory")
     path = Path(args.archives[0])
