@@ -45,8 +45,14 @@ __all__ = ["jsonl_records", "dump_lines", "result_line", "write_jsonl", "escape_
 DUMP_FORMAT_VERSION = 1
 
 
+#: the bytes escape_bytes keeps as they are
+_PLAIN = bytes(b for b in range(0x20, 0x7F) if b != 0x5C)
+
+
 def escape_bytes(data: bytes) -> str:
     """Bytes as text: 0x20-0x7E (but backslash) as themselves, all else as ``\\xHH``."""
+    if not data.translate(None, _PLAIN):        # nothing to escape: the common case, in C
+        return data.decode("ascii")
     return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
 
 

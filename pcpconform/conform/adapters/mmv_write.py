@@ -1,14 +1,23 @@
-"""Write MMV files with libpcp_mmv's registry API, one per case of a JSON spec (ctypes).
+"""Write MMV files with libpcp_mmv's registry API (ctypes), as a JSON spec says.
 
-Run under a referee's system python: ``mmv_write.py SPEC OUT``. Each case ``c`` of SPEC is
-written to ``OUT.<c.name>``; values are stored straight into the mapped pmAtomValue and
-``extra`` words (as an application does), strings through mmv_set_string. Prints nothing;
-a failing libpcp_mmv call exits 1 naming the call.
+Run under a PCP's own python (it imports nothing but the standard library and loads
+libpcp_mmv.so.1): ``mmv_write.py SPEC OUT``. A SPEC holding one case (an object) is written
+to OUT; each case ``c`` of a SPEC holding a list to ``OUT.<c.name>``. A case has ``cluster``,
+``flags``, ``indoms`` (serial, shorttext, helptext, instances as [id, name] pairs),
+``metrics`` (name, item, type, semantics, dimension, indom, shorttext, helptext, values:
+instance, atom as hex, extra, string) and ``label_calls`` (the mmv_stats_add_*_label calls:
+kind and arguments). Values are stored straight into the mapped pmAtomValue and ``extra``
+words (as an application does), strings through mmv_set_string. Prints nothing; a failing
+libpcp_mmv call exits 1 naming the call. The libpcp adapters' mmv-writer runs it, and so do
+the differential tests of libpcp_mmv.
 """
+
+from __future__ import annotations
 
 import ctypes
 import json
 import sys
+from typing import Any
 
 lib = ctypes.CDLL("libpcp_mmv.so.1")
 P, INT, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p
@@ -28,10 +37,10 @@ lib.mmv_lookup_value_desc.restype = P
 lib.mmv_lookup_value_desc.argtypes = [P, S, S]
 lib.mmv_set_string.argtypes = [P, P, S, INT]
 
-keep = []  # the registry keeps pointers to these strings until mmv_stats_start
+keep: list[bytes] = []  # the registry keeps pointers to these strings until mmv_stats_start
 
 
-def b(text):
+def b(text: str | None) -> bytes | None:
     if text is None:
         return None
     data = text.encode("utf-8", "surrogateescape")
@@ -39,12 +48,12 @@ def b(text):
     return data
 
 
-def check(sts, what):
+def check(sts: int, what: str) -> None:
     if sts != 0:
         sys.exit(f"{what} returned {sts} (errno {ctypes.get_errno()})")
 
 
-def write(case, path):
+def write(case: dict[str, Any], path: str) -> None:
     reg = lib.mmv_stats_registry(b(path), case["cluster"], case["flags"])
     for d in case["indoms"]:
         check(lib.mmv_stats_add_indom(reg, d["serial"], b(d["shorttext"]), b(d["helptext"])), "add_indom")
@@ -72,17 +81,20 @@ def write(case, path):
             if not av:
                 sys.exit(f"no value for {m['name']} {inst}")
             if v["string"] is not None:
-                data = b(v["string"])
+                data = b(v["string"]) or b""
                 lib.mmv_set_string(addr, av, data, len(data))
             else:
                 ctypes.memmove(av, bytes.fromhex(v["atom"]), 8)
                 ctypes.c_int64.from_address(av + 8).value = v["extra"]
 
 
-def main():
+def main() -> None:
     spec, out = sys.argv[1], sys.argv[2]
     with open(spec) as f:
         cases = json.load(f)
+    if isinstance(cases, dict):
+        write(cases, out)
+        return
     for case in cases:
         write(case, f"{out}.{case['name']}")
 
