@@ -19,13 +19,12 @@ from pcpconform.check.text import check_text
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import (
+    INDOM_TAGS,
     LABEL_SIZE,
+    LABEL_TAGS,
     META_TYPES,
     TYPE_DESC,
-    TYPE_INDOM,
-    TYPE_INDOM_DELTA,
     TYPE_INDOM_V2,
-    TYPE_LABEL,
     TYPE_LABEL_V2,
     TYPE_TEXT,
     structs,
@@ -34,8 +33,8 @@ from pcpconform.io.reader import Component, RawRecord, parse_payload
 
 __all__ = ["check_meta"]
 
-_INDOM_TYPES = (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA)
-_LABEL_TYPES = (TYPE_LABEL_V2, TYPE_LABEL)
+_INDOM_TYPES = INDOM_TAGS
+_LABEL_TYPES = LABEL_TAGS
 _TAG = struct.Struct(">i")   # the type word after the length word
 _STAMP_AT = 8                # a record's timestamp follows its length and type words
 
