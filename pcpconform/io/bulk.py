@@ -22,7 +22,7 @@ from pcpconform.errors import FormatError
 from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import PmType
 from pcpconform.format.schema import PmValue, block_offset, event_array, first_block_offset, structs
-from pcpconform.format.schema.visit import struct_format
+from pcpconform.format.schema.visit import numpy_type, struct_format
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
 from pcpconform.io.decoded import RESULT_HEAD, DecodedResult, DecodedValueSet, result_head
 from pcpconform.io.reader import RawRecord, parse_payload
@@ -346,17 +346,6 @@ def _layout(record: RawRecord, version: int, types: dict[int, int]) -> ResultLay
         width = struct.calcsize(">" + column.code)
         variable.extend((column.offset + j * column.stride, width) for j in range(vs.numval))
     return ResultLayout(bytes(data), tuple(columns), tuple(variable))
-
-
-#: struct's standard-size codes -> numpy's kind (the size is struct's own)
-_NUMPY_KINDS = {"b": "i", "h": "i", "i": "i", "l": "i", "q": "i",
-                "B": "u", "H": "u", "I": "u", "L": "u", "Q": "u", "f": "f", "d": "f"}
-
-
-def numpy_type(code: str) -> str:
-    """The big-endian numpy type string of one ``struct`` code as the decoder reads it
-    (standard sizes: "L" is 4 bytes here, 8 in numpy's own letters)."""
-    return f">{_NUMPY_KINDS[code]}{struct.calcsize('>' + code)}"
 
 
 def decode_run(layout: ResultLayout, datas: list[bytes],
