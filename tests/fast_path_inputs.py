@@ -24,7 +24,7 @@ from pcpconform.extra.strategies import fixtures
 from pcpconform.fastpath import PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.format.pmtypes import PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.fuzz.archive_edit import read_archive
 from pcpconform.fuzz.mutators import mutate_archive
@@ -32,6 +32,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet
 from pcpconform.io.reader import Component, RawRecord
+from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.evaluate import EMULATABLE
 from pcpconform.oracles.derive.parser import parse
@@ -116,6 +117,28 @@ def _overwrite(files: Files, rng: random.Random) -> Files:
     return {**files, "0": bytes(vol)}
 
 
+def _processes(base: Path, version: int) -> None:
+    """Per-process metrics: value sets of 40 to 60 strings and counters, instances that
+    come and go (large value sets of blocks of varying size)."""
+    w = ArchiveWriter(base, version)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="procs", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    indom = int(PmInDom("3.9"))
+    cmd, ticks = int(PmID("3.8.1")), int(PmID("3.8.2"))
+    w.put_desc(cmd, PmType.STRING, indom, PmSem.INSTANT, PmUnits(), ["proc.psinfo.cmd"])
+    w.put_desc(ticks, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["proc.psinfo.utime"])
+    w.put_index(t0)
+    for k in range(12):
+        pids = list(range(100 + 3 * k, 145 + 5 * k))
+        stamp = Timestamp(t0.sec + k, 0)
+        w.put_indom(stamp, indom, [(p, f"{p:06d} proc{p % 7}") for p in pids])
+        vsets = [ValueSetSpec(cmd, PmType.STRING, [(p, f"proc{p % 7}" + "x" * (p % 5)) for p in pids]),
+                 ValueSetSpec(ticks, PmType.U64, [(p, 1000 * k + p) for p in pids])]
+        w.put_result_bytes(w.encode_result(layout_result(version, stamp, vsets)))
+    w.put_index(Timestamp(t0.sec + 11, 0))
+    w.close()
+
+
 class Families:
     """Draws of every input family, over seed archives made once under ``tmp``."""
 
@@ -125,6 +148,7 @@ class Families:
         self._seed_types: dict[str, dict[int, int]] = {}
         self.draws: dict[str, Draw] = {
             "result-record": self.result_record,
+            "meta-record": self.meta_record,
             "result-records": self.result_records,
             "wanted-record": self.wanted_record,
             "decoded-result": self.decoded_result,
@@ -154,6 +178,10 @@ class Families:
                                      version=version)
                     out[f"{name}-v{version}"] = read_archive(base)
             out["lifetimes-v3"] = read_archive(ROOT / "corpus" / "cases" / "valid" / "lifetimes-v3" / "a")
+            for version in (2, 3):
+                base = self.tmp(f"processes{version}") / "a"
+                _processes(base, version)
+                out[f"processes-v{version}"] = read_archive(base)
             self._seeds = out
         return self._seeds
 
@@ -212,6 +240,21 @@ class Families:
     def result_record(self, data: st.DataObject) -> tuple[Any, ...]:
         records, version, types = self._records(data)
         return data.draw(st.sampled_from(records), label="record"), version, types
+
+    def meta_record(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A record of a .meta file (as far as it frames), and its version."""
+        base = self._written(self._files(data))
+        records: list[RawRecord] = []
+        version = 0
+        try:
+            with Component(base.with_name("a.meta")) as comp:
+                version = comp.version
+                with contextlib.suppress(PcpConformError):
+                    records.extend(comp.records("meta"))
+        except (PcpConformError, OSError):
+            assume(False)
+        assume(records)
+        return data.draw(st.sampled_from(records), label="record"), version
 
     def result_records(self, data: st.DataObject) -> tuple[Any, ...]:
         records, version, types = self._records(data)

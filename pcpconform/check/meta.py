@@ -27,9 +27,9 @@ from pcpconform.format.schema import (
     TYPE_INDOM_V2,
     TYPE_LABEL_V2,
     TYPE_TEXT,
-    structs,
 )
-from pcpconform.io.reader import Component, RawRecord, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["check_meta"]
 
@@ -41,7 +41,6 @@ _STAMP_AT = 8                # a record's timestamp follows its length and type 
 
 def check_meta(ctx: Context, comp: Component) -> None:
     """Check every record of an opened .meta file."""
-    s = structs(comp.version)
     count = 0
     end = LABEL_SIZE[comp.version]
     last_stamp: Timestamp | None = None
@@ -51,7 +50,7 @@ def check_meta(ctx: Context, comp: Component) -> None:
             end = rec.offset + len(rec.data)
             ctx.st.meta_records.append(rec.offset)
             try:
-                parsed = parse_payload(s.meta, rec, "meta")
+                parsed = parse_meta(rec, comp.version, ctx.report.paths)
             except FormatError as exc:
                 ctx.add(_decode_code(rec), rec.file, exc.message, record=rec.index,
                         offset=exc.location.offset, field=exc.location.field)

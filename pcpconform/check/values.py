@@ -18,7 +18,6 @@ import enum
 import itertools
 import operator
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from pcpconform.check.describe import type_text
@@ -57,13 +56,28 @@ class ValueReason(enum.Enum):
     EVENTS = "an event array"
 
 
-@dataclass(frozen=True)
 class VsetAt:
-    """Where a value set is, for findings: its file, record, offset and field path."""
+    """Where a value set is, for findings: its file, record, offset and field path (made
+    only when a rule reports something)."""
 
-    file: str
-    where: dict[str, Any]
-    fld: str
+    __slots__ = ("k", "pmid", "rec")
+
+    def __init__(self, rec: RawRecord, k: int, pmid: int) -> None:
+        self.rec = rec
+        self.k = k
+        self.pmid = pmid
+
+    @property
+    def file(self) -> str:
+        return self.rec.file
+
+    @property
+    def where(self) -> dict[str, Any]:
+        return {"record": self.rec.index, "offset": self.rec.offset, "pmid": self.pmid}
+
+    @property
+    def fld(self) -> str:
+        return f"result.vset[{self.k}]"
 
 
 class ValueRule:
@@ -296,7 +310,7 @@ class ValueChecks:
     def check(self, rec: RawRecord, k: int, vs: DecodedValueSet, stamp: Timestamp) -> None:
         """Check value set ``k`` of a result decoded from ``rec``: every rule of
         ``VALUE_RULES`` in order, until one says the rest do not apply."""
-        at = VsetAt(rec.file, {"record": rec.index, "offset": rec.offset, "pmid": vs.pmid}, f"result.vset[{k}]")
+        at = VsetAt(rec, k, vs.pmid)
         for rule in VALUE_RULES:
             if not rule.check(self, at, vs, stamp):
                 return

@@ -32,12 +32,12 @@ from pcpconform.format.schema import (
     TYPE_DESC,
     TYPE_INDOM_DELTA,
     TYPE_TEXT,
-    structs,
 )
 from pcpconform.format.values import F32, decode_block
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
-from pcpconform.io.reader import Component, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component
 
 __all__ = ["jsonl_records", "dump_lines", "result_line", "result_json", "write_jsonl", "escape_bytes",
            "typed_value", "values_json", "values_column_json", "ColumnReason", "HEADER"]
@@ -343,11 +343,10 @@ def _records(archive: Archive, *, lines: bool) -> Iterator[dict[str, Any] | str]
     with Component(archive.files.meta) as meta:
         yield _label_obj(meta, "meta")
     with Component(archive.files.meta) as meta:
-        schema = structs(archive.version).meta
         end = meta.label_record.offset + len(meta.label_record.data)
         index = 0
         for record in meta.records("meta"):
-            parsed = parse_payload(schema, record, "meta")
+            parsed = parse_meta(record, archive.version, archive.stats)
             obj = _meta_obj(parsed.type, parsed.body)
             yield {**_loc(obj.pop("kind"), "meta", record.index, record.offset), **obj}
             index, end = record.index, record.offset + len(record.data)

@@ -22,11 +22,11 @@ from pcpconform.format.schema import (
     TYPE_DESC,
     TYPE_INDOM_DELTA,
     TYPE_TEXT,
-    structs,
 )
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
-from pcpconform.io.reader import Component, RawRecord, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["Archive", "Desc", "InDomRecord", "LabelRecord", "MetaRecord"]
 
@@ -120,10 +120,9 @@ class Archive:
     def meta_records(self) -> Iterator[MetaRecord]:
         """Every .meta record after the label, parsed, in file order."""
         assert self.files.meta is not None
-        schema = structs(self.version).meta
         with Component(self.files.meta) as meta:
             for record in meta.records("meta"):
-                parsed = parse_payload(schema, record, "meta")
+                parsed = parse_meta(record, self.version, self.stats)
                 yield MetaRecord(record, parsed.type, parsed.body)
 
     @property
