@@ -13,7 +13,11 @@ child (user + system) and wall clock, command start-up included:
 * ``pcpconform dump --format text`` against ``pmdumplog -a`` over the fleet, both run on
   each archive (the sums);
 * for each of the ``--slowest`` archives (by pmlogcheck's CPU time in a first pass), one
-  ``check`` against one ``pmlogcheck`` and one ``dump`` against one ``pmdumplog -a``.
+  ``check`` against one ``pmlogcheck`` and one ``dump`` against one ``pmdumplog -a``;
+* the same two pairs on the uniform archive of bench_decode.py (``--uniform-mb``, 200 MB by
+  default, generated once under build/bench/);
+* ``interp --format csv`` and ``derive --config`` against ``pmrep`` (the same schedule and
+  derived config) on bench_interp.py's archive (``--interp-mb``), as run_all.py runs them.
 
 Ratios are reference time / command time (higher is faster); the target is >= 1.0x.
 Nothing is asserted; exit 2 without the archives or the tools.
@@ -34,7 +38,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_all import Row, console_script, table, tool_version  # noqa: E402  (the benchmarks' own)
+from run_all import (  # noqa: E402  (the benchmarks' own)
+    Row,
+    console_script,
+    decode_archive,
+    derive_rows,
+    interp_archive,
+    interp_rows,
+    table,
+    tool_version,
+)
 
 QA = Path("/var/lib/pcp/testsuite/archives")
 _SUFFIXES = (".meta", ".meta.xz", ".meta.bz2", ".meta.gz", ".meta.zst", ".meta.lzma", ".meta.Z", ".meta.z")
@@ -88,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slowest", type=int, default=10)
     ap.add_argument("--no-dump", action="store_true", help="check rows only")
     ap.add_argument("--only", nargs="*", help="archives (base names under --archives) instead of the fleet")
+    ap.add_argument("--uniform-mb", type=float, default=200, help="the uniform archive's size (0: none)")
+    ap.add_argument("--interp-mb", type=float, default=20, help="the interp/derive archive's size (0: none)")
+    ap.add_argument("--fetches", type=int, default=2000)
     args = ap.parse_args(argv)
     for tool in ("pmlogcheck", "pmdumplog"):
         if shutil.which(tool) is None:
@@ -110,14 +126,24 @@ def main(argv: list[str] | None = None) -> int:
         rows += [Each("pmdumplog -a, each archive", ["pmdumplog", "-a"], bases),
                  Each("pcpconform dump --format text, each", [kit, "dump", "--format", "text"], bases,
                       "pmdumplog -a, each archive", ">= 1.0x")]
-    for base in slowest:
-        name = base.name
-        rows += [Row(f"pmlogcheck {name}", ["pmlogcheck", str(base)]),
-                 Row(f"check {name}", [kit, "check", str(base)], f"pmlogcheck {name}", ">= 1.0x")]
+    singles = [(base.name, base) for base in slowest]
+    if args.uniform_mb:
+        singles.append((f"uniform {args.uniform_mb:g} MB", decode_archive(args.uniform_mb, 3)))
+    for label, base in singles:
+        rows += [Row(f"pmlogcheck {label}", ["pmlogcheck", str(base)]),
+                 Row(f"check {label}", [kit, "check", str(base)], f"pmlogcheck {label}", ">= 1.0x")]
         if not args.no_dump:
-            rows += [Row(f"pmdumplog -a {name}", ["pmdumplog", "-a", str(base)]),
-                     Row(f"dump --format text {name}", [kit, "dump", "--format", "text", str(base)],
-                         f"pmdumplog -a {name}", ">= 1.0x")]
+            rows += [Row(f"pmdumplog -a {label}", ["pmdumplog", "-a", str(base)]),
+                     Row(f"dump --format text {label}", [kit, "dump", "--format", "text", str(base)],
+                         f"pmdumplog -a {label}", ">= 1.0x")]
+    if args.interp_mb:
+        replay = interp_archive(args.interp_mb)
+        rows += [r for r in interp_rows(replay, args.fetches, kit) if r.call is None and "C interp" not in r.label]
+        scratch = HERE.parent / "build" / "bench"
+        scratch.mkdir(parents=True, exist_ok=True)
+        for r in derive_rows(replay, args.fetches, scratch):
+            r.target = r.target and ">= 1.0x"
+            rows.append(r)
     for _ in range(args.repeat):
         for row in rows:
             row.run()

@@ -40,7 +40,7 @@ from pcpconform.oracles.derive.profiles import PROFILES
 from tests.bench_modules import bench_module
 from tests.derive_random import expressions, pool_of, schedule_of
 
-__all__ = ["Families"]
+__all__ = ["Families", "arithmetic", "draw_schedule"]
 
 ROOT = Path(__file__).resolve().parents[1]
 Files = dict[str, bytes]
@@ -91,7 +91,7 @@ def _random_result(draw: st.DrawFn) -> tuple[DecodedResult, dict[int, int]]:
 
 
 @st.composite
-def _arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
+def arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
     """An expression the derive vectoriser plans for: names, literals, unary minus,
     instant(), binary operators; few distinct names, so that their units agree."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
@@ -100,10 +100,10 @@ def _arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
         return draw(st.sampled_from(_LITERALS))
     unary = draw(st.integers(0, 7))
     if unary == 0:
-        return f"(-{draw(_arithmetic(names, depth - 1))})"
+        return f"(-{draw(arithmetic(names, depth - 1))})"
     if unary == 1:
-        return f"instant({draw(_arithmetic(names, depth - 1))})"
-    left, right = draw(_arithmetic(names, depth - 1)), draw(_arithmetic(names, depth - 1))
+        return f"instant({draw(arithmetic(names, depth - 1))})"
+    left, right = draw(arithmetic(names, depth - 1)), draw(arithmetic(names, depth - 1))
     return f"({left} {draw(st.sampled_from(_OPS))} {right})"
 
 
@@ -321,7 +321,7 @@ class Families:
         assume(pool.numeric)
         profile = PROFILES[data.draw(st.sampled_from(sorted(PROFILES)), label="profile")]
         few = st.lists(st.sampled_from(pool.numeric), min_size=1, max_size=2)
-        texts = [data.draw(_arithmetic(data.draw(few)), label=f"arith {k}") for k in range(6)]
+        texts = [data.draw(arithmetic(data.draw(few)), label=f"arith {k}") for k in range(6)]
         texts += [data.draw(expressions(pool, archive, profile), label=f"expr {k}") for k in range(3)]
         bound: list[Bound] = []
         for k, text in enumerate(texts):
@@ -344,18 +344,26 @@ class Families:
     def interp_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_samples=12)
         a = Archive(base)
-        stamps = [r.timestamp.total_nsec() for r in a.results()]
-        assume(stamps)
-        lo, hi = min(stamps), max(stamps)
-        span = max(hi - lo, 1)
-        if data.draw(st.booleans(), label="at a record"):
-            at = data.draw(st.sampled_from(stamps), label="record")
-        else:
-            at = lo + data.draw(st.integers(-2 * 10**9, span + 2 * 10**9), label="start offset ns")
-        step = data.draw(st.integers(1, max(span // 3, 1))
-                         | st.sampled_from([1, 10**6, 10**9, 250_000_000, max(span // 11, 1)]), label="step")
-        if data.draw(st.integers(0, 4), label="backwards") == 0:
-            step = -step
+        assume(any(True for _ in a.results()))
+        start, step, count = draw_schedule(data, a)
         pmids = [int(d.pmid) for d in a.descs()]
         rules = data.draw(st.sampled_from(["pcp-6.0", "pcp-6.3"]), label="rules")
-        return base, pmids, rules, Timestamp.from_nsec(at), step, data.draw(st.integers(0, 40), label="count")
+        return base, pmids, rules, start, step, count
+
+
+def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]:
+    """A replay schedule over an archive's records: from a record's time or anywhere near
+    them, steps of any size, one in five backwards, up to 40 fetches."""
+    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    lo, hi = min(stamps), max(stamps)
+    span = max(hi - lo, 1)
+    if data.draw(st.booleans(), label="at a record"):
+        at = data.draw(st.sampled_from(stamps), label="record")
+    else:
+        at = lo + data.draw(st.integers(-2 * 10**9, span + 2 * 10**9), label="start offset ns")
+    delta = data.draw(st.integers(1, max(span // 3, 1))
+                      | st.sampled_from([1, 10**6, 10**9, 250_000_000, max(span // 11, 1)]),
+                      label="delta ns")
+    if data.draw(st.integers(0, 4), label="backwards") == 0:
+        delta = -delta
+    return Timestamp.from_nsec(at), delta, data.draw(st.integers(0, 40), label="count")
