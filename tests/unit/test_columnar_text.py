@@ -1,28 +1,20 @@
 """The text dump's value-set lines formatted as columns (``_ResultLines``) against the
-value-by-value reference (``reference_vsets``): the same text on every corpus archive and
-on random values, instance names with ``%`` in them included."""
+value-by-value reference (``reference_vsets``): the same text on every corpus archive,
+instance names with ``%`` in them included (random values: tests/property/test_fast_paths.py)."""
 
 from __future__ import annotations
 
 import io
-import struct
 from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from pcpconform.dump.text import (
-    _printed_column,
     _ResultLines,
-    printed_value,
     reference_vsets,
     write_text,
 )
 from pcpconform.errors import PcpConformError
-from pcpconform.format.pmtypes import PmType
-from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +27,7 @@ def test_columns_are_the_reference_on_the_corpus() -> None:
         try:
             archive = Archive(sorted(case.glob("*.meta*"))[0])
             types = {p: d.type for p, d in archive.metadata.descs.items()}
-            lines = _ResultLines(archive, types)
+            lines = _ResultLines(archive, types, archive.stats)
             for res in archive.results():
                 if not res.is_mark:
                     assert lines.vsets(res) == reference_vsets(archive, res), case.name
@@ -45,21 +37,6 @@ def test_columns_are_the_reference_on_the_corpus() -> None:
     assert compared > 1000
 
 
-_doubles = st.integers(0, 2**64 - 1).map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0])
-_columns = st.one_of(
-    st.lists(st.integers(-(2**63), 2**64 - 1), min_size=1),
-    st.lists(_doubles, min_size=1),
-    st.lists(st.integers(0, 2**32 - 1).map(F32.from_bits), min_size=1),
-    st.lists(st.one_of(st.integers(), _doubles, st.binary(max_size=8)), min_size=1),
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_columns, st.sampled_from([None, PmType.U64, PmType.DOUBLE, PmType.FLOAT, PmType.STRING]))
-def test_a_printed_column_is_each_value_printed(values: list[Any], ptype: int | None) -> None:
-    assert _printed_column(tuple(values), ptype) == [printed_value(v, ptype) for v in values]
-
-
 def test_instance_names_with_percent_signs_print_as_they_are() -> None:
     archive = Archive(ROOT / "corpus" / "cases" / "valid" / "example-v3" / "a")
     for history in archive.metadata.indoms.values():
@@ -67,7 +44,7 @@ def test_instance_names_with_percent_signs_print_as_they_are() -> None:
             for inst in record.instances:
                 record.instances[inst] = f"%s %d %% {inst}"
     types = {p: d.type for p, d in archive.metadata.descs.items()}
-    lines = _ResultLines(archive, types)
+    lines = _ResultLines(archive, types, archive.stats)
     shown = [lines.vsets(r) for r in archive.results() if not r.is_mark]
     assert any("%s %d %%" in text for text in shown)
     assert shown == [reference_vsets(archive, r) for r in archive.results() if not r.is_mark]
