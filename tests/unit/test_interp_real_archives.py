@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.builtin import BUILTIN
@@ -33,6 +35,7 @@ def i_has_value(instances: list[dict[str, object]]) -> bool:
     return all(i["value"] is not None for i in instances)
 
 
+@pytest.mark.usefixtures("default_host_pcp")
 def test_several_values_of_a_singular_metric_the_last_wins(tmp_path: Path) -> None:
     """INTERP-SINGULAR-1: one value per value set counts, the last (libpcp 7.2.2)."""
     base = singular_archive(tmp_path / "m", multi=True)

@@ -97,6 +97,7 @@ def test_the_command_uses_the_window_and_writes_the_same_csv(bench_shape: Path, 
     assert (tmp_path / "window.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
 
 
+@pytest.mark.usefixtures("default_host_pcp")
 def test_running_out_of_memory_in_the_window_is_one_clean_line(
         bench_shape: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     def exhausted(self: WindowReplay, *args: Any) -> None:
