@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 
 from pcpconform.extra.derive_strategies import config_texts, expressions, patterns, units_strings, valid_expressions
 from pcpconform.oracles.derive.config import load_path, read_config
-from pcpconform.oracles.derive.parser import DeriveSyntaxError, Session, format_errmsg, parse, unparse
+from pcpconform.oracles.derive.parser import (
+    DeriveSyntaxError,
+    Session,
+    format_errmsg,
+    parse,
+    process_session,
+    unparse,
+)
 from pcpconform.oracles.derive.profiles import PROFILES, Profile
 from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
 from tests.derive_cases import rows_for
@@ -105,10 +112,11 @@ def fresh(texts: list[Text], referee: Referee) -> dict[Text, dict[str, Any]]:
 
 
 def _sequence(texts: list[Text], referee: Referee) -> list[str]:
-    """Run ``texts`` in order through libpcp and the parser with one Session."""
+    """Run ``texts`` in order through libpcp (one new process) and the parser with one
+    Session, as a new process starts it."""
     profile = _profile(referee)
     real = derive_bridge.register(texts, referee)
-    session = Session()
+    session = process_session(profile)
     return [f"{t!r}: libpcp {r}, pcpconform {m}" for t, r in zip(texts, real)
             if r != (m := _mine(t, profile, session))]
 
@@ -145,6 +153,18 @@ def test_sequence_with_carried_state(referee: Referee) -> None:
                      referee) == []
 
 
+def test_first_call_of_a_process(referee: Referee) -> None:
+    """DERIVE-SYN-9 at a process's first pmRegisterDerived(): libpcp 7 has registered its
+    anonymous event metrics by then, so two novalue()s in a ternary are "accepted" (with
+    their anon(PM_TYPE_U32) tree); 6.3.8 rejects them, 6.0.3 has no novalue()
+    (``process_session``, switch anon_on_register)."""
+    profile = _profile(referee)
+    for text in ["1 ? novalue() : novalue()", "a > 1 ? novalue() : novalue()", "a +"]:
+        assert derive_bridge.register([text], referee) == [_mine(text, profile, process_session(profile))], text
+    if profile.anon_on_register:        # the switch is what this libpcp does, not a label
+        assert _mine("1 ? novalue() : novalue()", profile, process_session(profile))["ok"]
+
+
 def test_register_derived_metric_message(referee: Referee) -> None:
     """pmRegisterDerivedMetric's *errmsg (DERIVE-SYN-17)."""
     profile = _profile(referee)
@@ -162,8 +182,8 @@ def test_register_derived_metric_message(referee: Referee) -> None:
 
 
 #: texts known to abort some libpcp; with every text of the tables the parser flags
-ABORTS = ["anon(foo)", 'rescale(x, "time-9 / sec")', 'mkconst(1, units="time-7^0")',
-          'rescale(x, "time-6^2 / time-8")']
+ABORTS = ["anon(foo)", "anon(PM_TYPE_STRING)", "anon(PM_TYPE_EVENT)", 'rescale(x, "time-9 / sec")',
+          'mkconst(1, units="time-7^0")', 'rescale(x, "time-6^2 / time-8")']
 
 
 def test_inputs_that_abort_libpcp(referee: Referee) -> None:

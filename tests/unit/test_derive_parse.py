@@ -23,7 +23,14 @@ from pcpconform.oracles.derive.config import Registry, check_name, load_path, re
 from pcpconform.oracles.derive.ere import regcomp_error
 from pcpconform.oracles.derive.grammar import GRAMMAR, grammar_text, tables
 from pcpconform.oracles.derive.lexer import Lexer, Session
-from pcpconform.oracles.derive.parser import MAX_STACK, DeriveSyntaxError, format_errmsg, parse, unparse
+from pcpconform.oracles.derive.parser import (
+    MAX_STACK,
+    DeriveSyntaxError,
+    format_errmsg,
+    parse,
+    process_session,
+    unparse,
+)
 from pcpconform.oracles.derive.profiles import PROFILES
 from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
 from tests.derive_cases import rows_for
@@ -31,6 +38,7 @@ from tests.derive_cases import rows_for
 ROOT = Path(__file__).resolve().parents[2]
 P60 = PROFILES["pcp-6.0"]
 P63 = PROFILES["pcp-6.3"]
+P7 = PROFILES["pcp-7"]
 BOTH = ("pcp-6.0", "pcp-6.3")
 
 ARITH = "Arithmetic expression expected to follow "
@@ -52,8 +60,10 @@ def _profiles(names: tuple[str, ...]):
 
 
 def _err(text, profile, session=None) -> DeriveSyntaxError:
+    """The error from a state with no parse tree (the tables' texts were measured after a
+    syntax error, as tests/differential/test_derive_parse_vs_libpcp.py's RESET leaves it)."""
     with pytest.raises(DeriveSyntaxError) as info:
-        parse(text, profile, session)
+        parse(text, profile, Session() if session is None else session)
     return info.value
 
 
@@ -250,6 +260,19 @@ def test_novalue_twice_reuses_the_previous_expression() -> None:
     assert parse("1 ? novalue() : novalue()", P63, s) is prev
     _err("a b", P63, s)
     assert _err("1 ? novalue() : novalue()", P63, s).pos == 24
+
+
+def test_a_process_of_7_starts_with_the_anonymous_metrics_tree() -> None:
+    """DERIVE-SYN-9, DERIVE-VER-2 (anon_on_register): libpcp 7's pmRegisterDerived() registers
+    event.flags and event.missed first, so the first call of a process meets their
+    anon(PM_TYPE_U32) tree and a ternary of two novalue()s is "accepted" with it; 6.3's
+    first call has no tree and is rejected."""
+    anon = parse("anon(PM_TYPE_U32)", P7, Session())
+    assert process_session(P7).last_tree == anon and process_session(P63).last_tree is None
+    assert parse("1 ? novalue() : novalue()", P7) == anon
+    assert parse("1 ? novalue() : novalue()", P7, process_session(P7)) == anon
+    assert _err("1 ? novalue() : novalue()", P63, process_session(P63)).pos == 24
+    assert _err("1 ? novalue() : novalue()", P7).pos == 24        # after a syntax error: none
 
 
 def test_0xff_and_nul_end_the_text() -> None:

@@ -25,7 +25,7 @@ from pcpconform.oracles.derive.lexer import Lexer, Session, Token
 from pcpconform.oracles.derive.profiles import Profile
 from pcpconform.oracles.derive.units_str import UnitsAbort, UnitsError, parse_units_str
 
-__all__ = ["DeriveSyntaxError", "Session", "parse", "check", "format_errmsg", "unparse",
+__all__ = ["DeriveSyntaxError", "Session", "process_session", "parse", "check", "format_errmsg", "unparse",
            "MAX_STACK", "TYPE_NAMES"]
 
 #: bison's YYMAXDEPTH: a parse needing more stack is "memory exhausted" (no message)
@@ -464,10 +464,21 @@ def parse(text: str | bytes, profile: Profile, session: Session | None = None) -
     """Parse ``text`` as pmRegisterDerived() does; raise DeriveSyntaxError on a syntax error.
 
     Positions are byte offsets into the UTF-8 encoding of ``text`` (the same as character
-    offsets for ASCII). Without ``session`` every call is a fresh process; pass one
-    Session to model consecutive calls in one process (DERIVE-LEX-11, DERIVE-SYN-9).
+    offsets for ASCII). Without ``session`` every call is a fresh process
+    (``process_session``); pass one Session to model consecutive calls in one process
+    (DERIVE-LEX-11, DERIVE-SYN-9).
     """
-    return _Parse(_as_bytes(text), profile, session or Session()).run()
+    return _Parse(_as_bytes(text), profile, session or process_session(profile)).run()
+
+
+def process_session(profile: Profile) -> Session:
+    """The parser state a process's first pmRegisterDerived() meets: none, or, where libpcp
+    registers its anonymous event metrics first (``Profile.anon_on_register``, 7.x), the
+    tree of their ``anon(PM_TYPE_U32)`` (DERIVE-SYN-9)."""
+    session = Session()
+    if profile.anon_on_register:
+        _Parse(b"anon(PM_TYPE_U32)", profile, session).run()
+    return session
 
 
 def check(text: str | bytes, profile: Profile,

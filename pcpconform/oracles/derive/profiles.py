@@ -37,6 +37,9 @@ class Profile:
     indom_spec: bool
     #: (expr)[inst] and scalar() of an empty set behave (6.1.1)
     instance_fixes: bool
+    #: pmRegisterDerived() first registers the anonymous event.flags and event.missed, so a
+    #: process's first call meets a parse tree (measured: 7.2.2; 6.3.8 does not, DERIVE-SYN-9)
+    anon_on_register: bool
     #: the grammar and lexicon generation (spec/derive-grammar.md tags its lines with it)
     syntax: str
     #: the interpolation rule set (pcpconform.oracles.interp) of the same libpcp
@@ -46,7 +49,7 @@ class Profile:
 _P63 = Profile("pcp-6.3", expr_args=True, novalue=True, continuation=True,
                reject_nested=True, rate_drops_decreases=True,
                report_unknown_operand=False, units_asserts=True, indom_spec=False,
-               instance_fixes=True,
+               instance_fixes=True, anon_on_register=False,
                syntax="pcp-6.3",
                interp_rules="pcp-6.3")
 
@@ -54,12 +57,12 @@ PROFILES: dict[str, Profile] = {
     "pcp-6.0": Profile("pcp-6.0", expr_args=False, novalue=False, continuation=False,
                        reject_nested=False, rate_drops_decreases=False,
                        report_unknown_operand=False, units_asserts=True,
-                       indom_spec=False, instance_fixes=False,
+                       indom_spec=False, instance_fixes=False, anon_on_register=False,
                        syntax="pcp-6.0", interp_rules="pcp-6.0"),
     "pcp-6.3": _P63,
     # measured against libpcp 7.2.2 (DERIVE-VER-3..): only the switches that differ
     "pcp-7": replace(_P63, name="pcp-7", report_unknown_operand=True, units_asserts=False,
-                     indom_spec=True, syntax="pcp-7"),
+                     indom_spec=True, anon_on_register=True, syntax="pcp-7"),
 }
 
 
