@@ -12,7 +12,9 @@ Requires hypothesis (the ``strategies`` extra).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import random
+import re
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pcpconform.extra import require
 from pcpconform.extra.strategies import values_of
@@ -24,13 +26,21 @@ if TYPE_CHECKING:
 else:  # without hypothesis, say which extra provides it
     st = require("hypothesis.strategies", "strategies", "pcpconform.extra.churn_strategies")
 
-__all__ = ["churn_fixtures", "schedules", "STEPS_NSEC"]
+__all__ = ["churn_fixtures", "schedules", "churn_shape", "ChurnShape", "STEPS_NSEC"]
 
 #: record spacings drawn from (ns): 1 µs to 3 hours, pmlogger's usual ones in between
 STEPS_NSEC = (1_000, 7_000, 1_000_000, 2_000_000, 250_000_000, 1_000_000_000, 10_000_000_000,
               60_000_000_000, 3600_000_000_000, 3 * 3600_000_000_000)
+_INT_BOUNDS = {PmType.I32: (-(1 << 31), (1 << 31) - 1), PmType.U32: (0, (1 << 32) - 1),
+               PmType.I64: (-(1 << 63), (1 << 63) - 1), PmType.U64: (0, (1 << 64) - 1)}
 _TYPES = (PmType.I32, PmType.U32, PmType.I64, PmType.U64, PmType.FLOAT, PmType.DOUBLE,
           PmType.STRING, PmType.AGGREGATE)
+
+
+#: above this many values in one value set, the values come from a pool drawn for it, picked
+#: by the fixture's own Random: hypothesis holds a few thousand choices per example, and an
+#: example over that is discarded, so drawing every value would never reach large domains
+_DRAWN_ONE_BY_ONE = 24
 
 
 def _values(ptype: PmType) -> st.SearchStrategy[Any]:
@@ -39,14 +49,41 @@ def _values(ptype: PmType) -> st.SearchStrategy[Any]:
     return values_of(ptype)
 
 
+def _many_values(draw: st.DrawFn, rnd: random.Random, ptype: PmType, count: int) -> list[Any]:
+    """``count`` values of ``ptype``: drawn one by one when few, else from a drawn pool, integers
+    spread over their type's range by ``rnd`` (distinct values keep the bounds apart)."""
+    vs = _values(ptype)
+    if count <= _DRAWN_ONE_BY_ONE:
+        return [draw(vs) for _ in range(count)]
+    pool = draw(st.lists(vs, min_size=1, max_size=6))
+    if ptype in _INT_BOUNDS:
+        lo, hi = _INT_BOUNDS[ptype]
+        return [rnd.choice(pool) if rnd.random() < 0.1 else rnd.randint(lo, hi) for _ in range(count)]
+    return [rnd.choice(pool) for _ in range(count)]
+
+
+def _some(rnd: random.Random, items: list[int], most: int) -> list[int]:
+    """Up to ``most`` of ``items``: a share of them (all, about half, a few, none) and which,
+    by ``rnd``. Shares, not counts, and not hypothesis's: it draws small numbers far more
+    often than large ones, and large domains need large moves."""
+    if not items:
+        return []
+    share = rnd.choice([1.0, 0.5, 0.05, 0.0])
+    return rnd.sample(items, min(most, len(items), max(round(share * len(items)), 1 if share else 0)))
+
+
 @st.composite
 def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: int = 10,
-                   max_metrics: int = 4) -> Fixture:
-    """An archive of one instance domain of up to ``max_instances`` members that churn
-    (leave, return, are born), a singular metric beside it, marks and missing values."""
+                   max_metrics: int = 4, min_instances: int = 1) -> Fixture:
+    """An archive of one instance domain of ``min_instances`` to ``max_instances`` members that
+    churn (leave, return, are born), a singular metric beside it, marks and missing values.
+    The simplest draw lists all ``max_instances`` in its first record."""
     version = draw(st.sampled_from([2, 3]))
-    size = draw(st.integers(1, max_instances) | st.sampled_from([15, 16, 17, max_instances]))
-    ids = sorted(draw(st.sets(st.integers(0, 4 * max_instances + 100), min_size=size, max_size=size)))
+    rnd = draw(st.randoms(use_true_random=True), label="bulk choices")   # a seeded Random
+    small = [n for n in (15, 16, 17) if min_instances <= n <= max_instances]
+    size = draw(st.sampled_from([max_instances, *small]) | st.integers(min_instances, max_instances),
+                label="domain")
+    ids = sorted(rnd.sample(range(4 * max_instances + 100), size))
     indom = PmInDom("60.7")
     spec = InDomSpec(indom, {f"i{i} cmd{i % 7}": i for i in ids})
     external = spec.names                              # renumbered ids' names
@@ -57,7 +94,7 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
                                   sem=int(draw(st.sampled_from(list(PmSem)))), indom=indom, units=PmUnits()))
     metrics.append(MetricSpec(name="churn.nprocs", pmid=PmID.from_parts(60, 0, 0), type=PmType.U32,
                               sem=int(PmSem.INSTANT), indom=PmInDom(PM_INDOM_NULL), units=PmUnits()))
-    live = set(draw(st.lists(st.sampled_from(ids), max_size=size, unique=True)) or ids[:1])
+    live = set(_some(rnd, ids, size) or ids[:1])
     born = set(live)
     retired: set[int] = set()                          # renumbered away: never back
     at = draw(st.integers(1_000_000_000, 2_000_000_000)) * 10**9
@@ -68,11 +105,8 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
         step = draw(st.sampled_from(STEPS_NSEC) | st.integers(1_000, 5 * 10**9))
         at += (step - step % 1000 if version == 2 else step) if k else 0
         if k:                                          # churn: leave, return, be born, renumber
-            leave = draw(st.lists(st.sampled_from(sorted(live)), unique=True, max_size=len(live) // 2 + 1))
-            live -= set(leave)
-            gone = sorted(born - live - retired)
-            back: list[int] = draw(st.lists(st.sampled_from(gone), unique=True)) if gone else []
-            live |= set(back)                          # some that left come back
+            live -= set(_some(rnd, sorted(live), len(live) // 2 + 1))
+            live |= set(_some(rnd, sorted(born - live - retired), size))
             fresh = [i for i in ids if i not in born]
             if fresh and born - retired and draw(st.integers(0, 3)) == 0:
                 old = draw(st.sampled_from(sorted(born - retired)))
@@ -81,10 +115,9 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
                 retired.add(old)
                 live.add(fresh[0])
                 born.add(fresh.pop(0))
-            if fresh:
-                new = draw(st.integers(0, len(fresh)))
-                live |= set(fresh[:new])
-                born |= set(fresh[:new])
+            new = len(_some(rnd, fresh, len(fresh)))
+            live |= set(fresh[:new])
+            born |= set(fresh[:new])
             live = live or {min(born - retired)}
         order = sorted(live)
         values = []
@@ -92,18 +125,39 @@ def churn_fixtures(draw: st.DrawFn, *, max_instances: int = 2000, max_records: i
             if m.indom.is_null:                        # always there: every record is written
                 values.append((m, [(PM_IN_NULL, len(order))]))
                 continue
-            if draw(st.integers(0, 4)) == 0:           # a metric missing from a record
+            if draw(st.integers(0, 4)) == 4:           # a metric missing from a record
                 continue
             keep = draw(st.sampled_from(["all", "most", "stray"]))
             insts = order if keep == "all" else [i for n, i in enumerate(order) if n % 5 != k % 5]
             if keep == "stray":                        # a value of an instance not listed
                 insts = insts + [i for i in ids if i not in live][:1]
-            vs = _values(m.type)
-            values.append((m, [(i, draw(vs)) for i in insts]))
+            values.append((m, list(zip(insts, _many_values(draw, rnd, m.type, len(insts)), strict=True))))
         samples.append(Sample("values", Timestamp.from_nsec(at), values, {int(indom): order}))
     return Fixture(version=version, hostname="churn.example", timezone="UTC", zoneinfo="", pid=1,
                    max_volume_bytes=None, indom_records="full", metrics=metrics,
                    indoms={int(indom): spec}, labels=[], samples=samples)
+
+
+class ChurnShape(NamedTuple):
+    """What a drawn fixture holds, to check the draws reach what they are for."""
+
+    listed: int          # the most instances one record lists
+    returned: int        # instances listed, then not, then listed again
+    marks: int
+
+
+def churn_shape(fixture: Fixture) -> ChurnShape:
+    """The shape of a fixture's instance domains and samples."""
+    flags: dict[tuple[int, int], list[bool]] = {}
+    listed = 0
+    for s in fixture.samples:
+        for indom, ids in (s.instances or {}).items():
+            listed = max(listed, len(ids))
+            present = set(ids)
+            for i in fixture.indoms[indom].instances.values():
+                flags.setdefault((indom, i), []).append(i in present)
+    returned = sum(bool(re.search("10+1", "".join("1" if x else "0" for x in f))) for f in flags.values())
+    return ChurnShape(listed, returned, sum(s.kind == "mark" for s in fixture.samples))
 
 
 @st.composite

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.extra.churn_strategies import churn_fixtures, schedules
+from pcpconform.extra.churn_strategies import ChurnShape, churn_fixtures, churn_shape, schedules
+from pcpconform.fixtures.fixture import Fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
@@ -43,14 +44,14 @@ _EXPLORE = os.environ.get("PCPCONFORM_INTERP_CHURN_EXAMPLES")
 _SIZE = int(os.environ.get("PCPCONFORM_INTERP_CHURN_SIZE", "2000"))
 
 
-@settings(max_examples=int(_EXPLORE or "25"), deadline=None, derandomize=not _EXPLORE,
-          database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                                HealthCheck.data_too_large, HealthCheck.large_base_example])
-@given(data=st.data())
-def test_churning_domains_match_libpcp(tmp_path_factory: pytest.TempPathFactory, referee: Referee,
-                                       data: st.DataObject) -> None:
-    """INTERP-EXIST-2, INTERP-DEV-5: value for value, every fetch, on random churn."""
-    fixture = data.draw(churn_fixtures(max_instances=_SIZE), label="fixture")
+_SETTINGS = dict(deadline=None, derandomize=not _EXPLORE, database=None,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                        HealthCheck.data_too_large, HealthCheck.large_base_example])
+
+
+def _replays_alike(tmp_path_factory: pytest.TempPathFactory, referee: Referee, data: st.DataObject,
+                   fixture: Fixture) -> None:
+    """One drawn schedule over the fixture's archive, value for value, every fetch."""
     base = tmp_path_factory.mktemp("churn") / "a"
     generate_archive(fixture, base)
     a = Archive(base)
@@ -68,9 +69,33 @@ def test_churning_domains_match_libpcp(tmp_path_factory: pytest.TempPathFactory,
     assert oracle_view(base, start, delta, count, pmids, referee.interp_rules, ALL) == theirs
 
 
-@settings(max_examples=int(_EXPLORE or "12"), deadline=None, derandomize=not _EXPLORE,
-          database=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                                HealthCheck.data_too_large, HealthCheck.large_base_example])
+@settings(max_examples=int(_EXPLORE or "25"), **_SETTINGS)
+@given(data=st.data())
+def test_churning_domains_match_libpcp(tmp_path_factory: pytest.TempPathFactory, referee: Referee,
+                                       data: st.DataObject) -> None:
+    """INTERP-EXIST-2, INTERP-DEV-5: value for value, every fetch, on random churn."""
+    _replays_alike(tmp_path_factory, referee, data,
+                   data.draw(churn_fixtures(max_instances=_SIZE), label="fixture"))
+
+
+def test_domains_of_thousands_match_libpcp(tmp_path_factory: pytest.TempPathFactory, referee: Referee) -> None:
+    """INTERP-EXIST-2, INTERP-DEV-5 on domains of ``_SIZE`` (2,000) ids that churn; one of the
+    draws must list nearly all of them in one record, bring instances back and hold a mark,
+    else the strategy no longer reaches the shapes this test is for."""
+    shapes: list[ChurnShape] = []
+
+    @settings(max_examples=int(_EXPLORE or "8"), **_SETTINGS)
+    @given(data=st.data())
+    def replay(data: st.DataObject) -> None:
+        fixture = data.draw(churn_fixtures(min_instances=_SIZE, max_instances=_SIZE), label="fixture")
+        shapes.append(churn_shape(fixture))
+        _replays_alike(tmp_path_factory, referee, data, fixture)
+
+    replay()
+    assert any(s.listed >= 0.95 * _SIZE and s.returned and s.marks for s in shapes), shapes
+
+
+@settings(max_examples=int(_EXPLORE or "12"), **_SETTINGS)
 @given(data=st.data())
 def test_set_mode_again_mid_replay_matches_libpcp(tmp_path_factory: pytest.TempPathFactory, referee: Referee,
                                                   data: st.DataObject) -> None:

@@ -3,7 +3,6 @@ renumbered (one external name on two ids, FIX-INDOM-2), in archives the kit read
 
 from __future__ import annotations
 
-import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-from pcpconform.extra.churn_strategies import churn_fixtures
+from pcpconform.extra.churn_strategies import churn_fixtures, churn_shape
 from pcpconform.fixtures.fixture import Fixture, FixtureError, parse_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.io.archive import Archive
@@ -40,12 +39,7 @@ def _first(want: Callable[[Fixture], bool], tries: int = 200) -> Fixture:
 
 def _returned(f: Fixture) -> bool:
     """An instance listed, then not, then listed again."""
-    seen: dict[int, list[bool]] = {}
-    for s in f.samples:
-        for indom, ids in (s.instances or {}).items():
-            for i in f.indoms[indom].instances.values():
-                seen.setdefault(i, []).append(i in ids)
-    return any(re.search("10+1", "".join("1" if x else "0" for x in flags)) for flags in seen.values())
+    return churn_shape(f).returned > 0
 
 
 def _names_on_two_ids(f: Fixture) -> bool:
