@@ -10,6 +10,7 @@ agreed (labels.py), .meta salvaged (meta.py), every volume's results salvaged in
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from pcpconform.errors import UsageError
@@ -23,7 +24,17 @@ from pcpconform.salvage.sources import DEFAULT_DECOMPRESS_LIMIT, InputFiles, Ope
 from pcpconform.salvage.volumes import ORDER_RULES, Spool, salvage_volume
 from pcpconform.salvage.write import write_output
 
-__all__ = ["salvage_archive"]
+__all__ = ["salvage_archive", "Provenance"]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a result of the output lies, and the input record it was salvaged from."""
+
+    out_volume: int
+    out_offset: int
+    in_file: str
+    in_offset: int
 
 
 def _out_paths(out_base: Path) -> list[Path]:
@@ -50,11 +61,13 @@ def _guard(files: InputFiles, out_base: Path, force: bool) -> None:
 
 def salvage_archive(in_path: str | os.PathLike[str], out_base: str | os.PathLike[str], *, order: str = "sort",
                     verify: bool = True, force: bool = False,
-                    decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT) -> SalvageReport:
+                    decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT,
+                    provenance: list[Provenance] | None = None) -> SalvageReport:
     """Salvage the archive named by ``in_path`` (a base name or any of its files) into a new
     archive ``out_base``. Raises UsageError when the request cannot be carried out (no such
     input, an output that would overwrite it); a damaged input never raises: what cannot
-    be made into an archive is the report's ``failure``."""
+    be made into an archive is the report's ``failure``. ``provenance`` (if given) gets,
+    for every result written, where it is and the input record it came from."""
     if order not in ORDER_RULES:
         raise UsageError(f"order rule {order!r} is not one of {', '.join(ORDER_RULES)}")
     files = find_input(in_path)
@@ -64,7 +77,7 @@ def salvage_archive(in_path: str | os.PathLike[str], out_base: str | os.PathLike
     opener = Opener(decompress_limit)
     spool = Spool()
     try:
-        _salvage(files, out, report, opener, spool, order)
+        _salvage(files, out, report, opener, spool, order, provenance)
     finally:
         spool.close()
         opener.close()
@@ -86,7 +99,8 @@ def _open(opener: Opener, paths: list[Path], report: SalvageReport) -> Source | 
     return source
 
 
-def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener, spool: Spool, order: str) -> None:
+def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener, spool: Spool, order: str,
+             provenance: list[Provenance] | None) -> None:
     meta = _open(opener, files.meta, report)
     index = _open(opener, files.index, report)
     volumes = {vol: s for vol, paths in sorted(files.volumes.items()) if (s := _open(opener, paths, report))}
@@ -137,9 +151,18 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
         report.failure = "no result survives in the data volumes"
         return
     rows = list(spool.order(order, report))
-    if start is None:
-        label.start = Timestamp.from_nsec(spool.stamps[rows[0]])
-    written, nvol, nmeta = write_output(out, version, label, ms.records, spool, rows)
+    first = Timestamp.from_nsec(min(spool.stamps[k] for k in rows))
+    if start is None or first < start:
+        if start is not None:
+            report.add(Item("result.before-start", "repaired", "SALVAGE-ORDER-2", "(labels)",
+                            f"the archive start {start} is moved back to its first result, {first}: libpcp "
+                            "replays no result earlier than the start", first=first, last=start))
+        label.start = first
+    placed: list[tuple[int, int, int]] | None = [] if provenance is not None else None
+    written, nvol, nmeta = write_output(out, version, label, ms.records, spool, rows, placed)
+    if provenance is not None and placed is not None:
+        provenance += [Provenance(vol, offset, volumes[spool.volumes[k]].name, spool.sources[k])
+                       for vol, offset, k in placed]
     report.records_out, report.volumes_out, report.metadata_out = written, nvol, nmeta
     report.values_out = sum(spool.values[k] for k in rows)
 

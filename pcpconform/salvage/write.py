@@ -73,14 +73,15 @@ class _Index:
 
 
 def write_output(out_base: Path, version: int, label: LabelFields, meta: list[KeptMeta], spool: Spool,
-                 order: Iterable[int]) -> tuple[int, int, int]:
-    """Write the output archive; returns (results written, volumes, .meta records)."""
+                 order: Iterable[int], placed: list[tuple[int, int, int]] | None = None) -> tuple[int, int, int]:
+    """Write the output archive; returns (results written, volumes, .meta records).
+    ``placed`` (if given) gets (output volume, output offset, spool row) of every result."""
     out_base = Path(out_base)
     parent = out_base.parent if str(out_base.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out_base.name}-salvage-", dir=parent))
     try:
-        written, volumes = _write(work / out_base.name, version, label, meta, spool, order)
+        written, volumes = _write(work / out_base.name, version, label, meta, spool, order, placed)
         prefix = out_base.name + "."
         for path in sorted(work.iterdir()):
             os.replace(path, parent / (prefix + path.name[len(prefix):]))
@@ -90,7 +91,7 @@ def write_output(out_base: Path, version: int, label: LabelFields, meta: list[Ke
 
 
 def _write(base: Path, version: int, label: LabelFields, meta: list[KeptMeta], spool: Spool,
-           order: Iterable[int]) -> tuple[int, int]:
+           order: Iterable[int], placed: list[tuple[int, int, int]] | None) -> tuple[int, int]:
     w = ArchiveWriter(base, version)
     w.start(label)
     starts = []
@@ -113,6 +114,8 @@ def _write(base: Path, version: int, label: LabelFields, meta: list[KeptMeta], s
             record = spool.read(k)
             last = Timestamp.from_nsec(spool.stamps[k])
             index.before(last, len(record), first)
+            if placed is not None:
+                placed.append((w.vol, w.data_offset(), k))
             w.put_result_bytes(record)
             written += 1
         if last is not None:
