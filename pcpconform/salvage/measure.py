@@ -122,12 +122,13 @@ def perfect_values(original: str | Path, damaged: str | Path) -> tuple[set[Value
             desc_ok.setdefault(_WORD.unpack_from(rec, 8)[0], intact)
     types = {int(d.pmid): d.type for d in a.descs()}
     keep: set[ValueKey] = set()
-    starts, at = {}, 0
-    for vol in sorted((k for k in orig if k.isdigit()), key=int):
-        starts[int(vol)] = at
-        at += len(orig[vol])
-    for vol, record in a.volume_records():
-        hint = starts.get(vol, 0) + record.offset
+    starts: dict[int, int] = {}
+    at = 0
+    for part in sorted((k for k in orig if k.isdigit()), key=int):
+        starts[int(part)] = at
+        at += len(orig[part])
+    for number, record in a.volume_records():
+        hint = starts.get(number, 0) + record.offset
         rec = record.data
         if volumes.find(rec, max(0, hint - (1 << 16)), hint + len(rec) + (1 << 16)) < 0 and rec not in volumes:
             damaged_records += 1
@@ -183,7 +184,7 @@ def _walk(data: bytes, version: int) -> list[tuple[int, int, int, list[tuple[int
     pos = RESULT_HEADER_SIZE[version]
     end = len(data) - 4
     numpmid = _WORD.unpack_from(data, pos - 4)[0]
-    out = []
+    out: list[tuple[int, int, int, list[tuple[int, int]]]] = []
     for _ in range(min(numpmid, (end - pos) // 8)):
         if pos + 8 > end:
             break
