@@ -23,8 +23,9 @@ from pcpconform.format.schema import RESULT_HEADER_SIZE, TYPE_DESC, block_offset
 from pcpconform.format.values import F32, decode_block, decode_insitu
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import decode_result, result_head
-from pcpconform.io.files import open_component
+from pcpconform.io.files import strip_compression
 from pcpconform.salvage.salvage import Provenance
+from pcpconform.salvage.sources import Broken, decompress
 
 __all__ = ["ValueKey", "encode", "archive_values", "perfect_values", "invented_values", "read_all"]
 
@@ -68,16 +69,15 @@ def archive_values(base: str | Path) -> set[ValueKey]:
 
 def read_all(path: Path) -> bytes:
     """A file's bytes, decompressed as far as it decompresses."""
-    stream = open_component(path)
-    parts = []
-    try:
-        while chunk := stream.read(1 << 20):
-            parts.append(chunk)
-    except (OSError, EOFError, ValueError):
-        pass
-    finally:
-        stream.close()
-    return b"".join(parts)
+    if not strip_compression(path.name)[1]:
+        return path.read_bytes()
+    parts: list[bytes] = []
+    chunks = decompress(path)
+    while True:
+        try:
+            parts.append(next(chunks))
+        except (StopIteration, Broken):
+            return b"".join(parts)
 
 
 def _parts(base: Path) -> dict[str, bytes]:

@@ -149,6 +149,12 @@ class SalvageReport:
         return sum(i.metadata for i in self.items)
 
     @property
+    def bytes_lost(self) -> int:
+        """Bytes of IN dropped as holding no record salvage can prove (gaps, cut tails)."""
+        return sum(i.end - i.start for i in self.items if i.lost and not i.records and not i.metadata
+                   and not i.values and i.start is not None and i.end is not None)
+
+    @property
     def lost(self) -> bool:
         return any(i.lost for i in self.items)
 
@@ -165,6 +171,7 @@ class SalvageReport:
                 "summary": {"records_in": self.records_in, "values_in": self.values_in,
                             "records_out": self.records_out, "values_out": self.values_out,
                             "records_lost": self.records_lost, "values_lost": self.values_lost,
+                            "bytes_lost": self.bytes_lost,
                             "metadata_out": self.metadata_out, "metadata_lost": self.metadata_lost,
                             "volumes_out": self.volumes_out},
                 "check": {"errors": self.out_errors, "warnings": self.out_warnings, "codes": self.out_codes},
@@ -177,7 +184,7 @@ class SalvageReport:
             out.write(f"salvage {self.input} -> {self.output}: {self.records_out} of {self.records_in} records, "
                       f"{self.values_out} values kept in {self.volumes_out} volume"
                       f"{'s' if self.volumes_out != 1 else ''}; lost {self.records_lost} records, "
-                      f"{self.values_lost} values, {self.metadata_lost} metadata records\n")
+                      f"{self.values_lost} values, {self.metadata_lost} metadata records, {self.bytes_lost} bytes\n")
         for item in self.items:
             out.write(f"  {item.text()}\n")
         if self.out_errors is not None:

@@ -11,18 +11,22 @@ largest record, never the file.
 
 from __future__ import annotations
 
+import bz2
+import lzma
 import os
 import re
 import shutil
 import tempfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from pcpconform.errors import UsageError
 from pcpconform.io.files import base_name_of, open_component, strip_compression
 
-__all__ = ["Source", "InputFiles", "find_input", "DEFAULT_DECOMPRESS_LIMIT"]
+__all__ = ["Source", "InputFiles", "find_input", "decompress", "DEFAULT_DECOMPRESS_LIMIT"]
 
 #: a compressed component may expand to at most this many bytes
 DEFAULT_DECOMPRESS_LIMIT = 8 << 30
@@ -121,6 +125,54 @@ def find_input(path: str | os.PathLike[str]) -> InputFiles:
     return found
 
 
+class Broken(Exception):
+    """The compressed stream ends early or is corrupt."""
+
+
+def _decompressor(suffix: str) -> Any:
+    if suffix in (".xz", ".lzma"):
+        return lzma.LZMADecompressor()
+    if suffix in (".bz2", ".bz"):
+        return bz2.BZ2Decompressor()
+    if suffix == ".zst":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj()
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)      # .gz, .z: gzip
+
+
+def decompress(path: Path) -> Iterator[bytes]:
+    """The decompressed bytes of a file, in chunks, as far as they decompress: decompressor
+    objects give every byte they can decode before a cut or a corrupt block, where a file
+    reader would raise and lose its buffer. Concatenated streams are followed."""
+    suffix = strip_compression(path.name)[1]
+    if suffix == ".Z":      # LZW: only gzip reads it (io.files); all or nothing
+        try:
+            stream = open_component(path)
+            yield stream.read()
+        except OSError as exc:
+            raise Broken(str(exc)) from None
+        return
+    dec = _decompressor(suffix)
+    with open(path, "rb") as fh:
+        while True:
+            raw = fh.read(_CHUNK)
+            if not raw:
+                break
+            while raw:
+                try:
+                    out = dec.decompress(raw)
+                except Exception as exc:   # each decompressor has its own error class
+                    raise Broken(f"{type(exc).__name__}: {exc}") from None
+                if out:
+                    yield out
+                raw = getattr(dec, "unused_data", b"") if getattr(dec, "eof", False) else b""
+                if raw:
+                    dec = _decompressor(suffix)
+    if not getattr(dec, "eof", True):
+        raise Broken("the stream ends before its end marker")
+
+
 class Opener:
     """Opens input files as Sources; decompressed copies live in one private directory,
     removed by ``close``."""
@@ -143,29 +195,19 @@ class Opener:
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="pcpconform-salvage-")
         copy = open(Path(self._tmp) / f"{len(self._open)}-{path.name}", "w+b")  # noqa: SIM115
-        broken: str | None = None
         size = 0
+        broken: str | None = None
         try:
-            stream = open_component(path)
-        except OSError as exc:
-            stream, broken = None, f"cannot decompress: {exc.strerror or exc}"
-        if stream is not None:
-            try:
-                while True:
-                    chunk = stream.read(_CHUNK)
-                    if not chunk:
-                        break
-                    if size + len(chunk) > self.limit:
-                        copy.write(chunk[:self.limit - size])
-                        size = self.limit
-                        broken = f"decompresses to more than {self.limit} bytes"
-                        break
-                    copy.write(chunk)
-                    size += len(chunk)
-            except (OSError, EOFError, ValueError) as exc:
-                broken = f"cannot decompress past byte {size}: {exc}"
-            finally:
-                stream.close()
+            for chunk in decompress(path):
+                if size + len(chunk) > self.limit:
+                    copy.write(chunk[:self.limit - size])
+                    size = self.limit
+                    broken = f"decompresses to more than {self.limit} bytes"
+                    break
+                copy.write(chunk)
+                size += len(chunk)
+        except Broken as exc:
+            broken = f"the compressed stream breaks after {size} bytes: {exc}"
         copy.flush()
         return Source(path.name, copy, size, broken)
 
