@@ -40,7 +40,7 @@ from pcpconform.io.writer import valfmt_for
 # valfmt writers use for each type (INSITU 0, DPTR 1, SPTR 2)
 _VALFMT: dict[int, int] = {t: valfmt_for(t) for t in PmType}
 
-__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result", "encode_result",
+__all__ = ["struct_format", "DecodedResult", "DecodedValueSet", "decode_result", "decode_result_bulk", "encode_result",
            "ValueColumn", "ResultLayout", "result_layout", "decode_run", "numpy_type"]
 
 
@@ -167,6 +167,14 @@ def decode_result(record: RawRecord, version: int, types: dict[int, int]) -> Dec
         return _decode_fast(record, version, types)
     except _Fallback:
         return decode_result_schema(record, version, types)
+
+
+def decode_result_bulk(record: RawRecord, version: int, types: dict[int, int]) -> DecodedResult | None:
+    """The bulk path alone: None where ``decode_result`` would fall back to the schema."""
+    try:
+        return _decode_fast(record, version, types)
+    except _Fallback:
+        return None
 
 
 def result_head(data: bytes, version: int) -> tuple[Timestamp, int]:

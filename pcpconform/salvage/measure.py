@@ -27,7 +27,7 @@ from pcpconform.io.files import strip_compression
 from pcpconform.salvage.salvage import Provenance
 from pcpconform.salvage.sources import Broken, decompress
 
-__all__ = ["ValueKey", "encode", "archive_values", "perfect_values", "invented_values", "read_all"]
+__all__ = ["ValueKey", "Original", "encode", "archive_values", "perfect_values", "invented_values", "read_all"]
 
 #: (time ns, pmID, instance, value in libpcp's encoding)
 ValueKey = tuple[int, int, int, Any]
@@ -101,44 +101,60 @@ def _framed(data: bytes, start: int) -> Iterable[tuple[int, bytes]]:
         pos += length
 
 
+class Original:
+    """A readable archive, indexed once for measuring salvages of damaged copies of it: its
+    .meta records, and each result's bytes, place and values."""
+
+    def __init__(self, base: str | Path) -> None:
+        base = Path(base)
+        a = Archive(base)
+        lsize = 132 if a.version == 2 else 808
+        parts = _parts(base)
+        self.meta = [rec for _, rec in _framed(parts.get("meta", b""), lsize)]
+        types = {int(d.pmid): d.type for d in a.descs()}
+        starts: dict[int, int] = {}
+        at = 0
+        for part in sorted((k for k in parts if k.isdigit()), key=int):
+            starts[int(part)] = at
+            at += len(parts[part])
+        #: (bytes, where in the volumes joined, [(pmID, key)...]) of every result
+        self.results: list[tuple[bytes, int, list[tuple[int, ValueKey]]]] = []
+        for number, record in a.volume_records():
+            r = decode_result(record, a.version, types)
+            t = r.timestamp.total_nsec()
+            keys = [(vs.pmid, (t, vs.pmid, inst, encode(v, types[vs.pmid])))
+                    for vs in r.vsets if vs.pmid in types for inst, v in vs.values]
+            self.results.append((record.data, starts.get(number, 0) + record.offset, keys))
+        self.values: set[ValueKey] = {k for _, _, keys in self.results for _, k in keys}
+
+    def perfect(self, damaged: str | Path) -> tuple[set[ValueKey], int]:
+        """The values a perfect salvage of ``damaged`` (a damaged copy of this archive) keeps:
+        those of the results whose bytes are intact somewhere in its volumes, for metrics
+        whose first descriptor's bytes are intact in its .meta; and how many of this
+        archive's records (results and .meta records) are not intact there."""
+        bad = _parts(Path(damaged))
+        volumes = b"".join(v for k, v in sorted(bad.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else -1)
+                           if k.isdigit())
+        meta_bytes = bad.get("meta", b"")
+        damaged_records = 0
+        desc_ok: dict[int, bool] = {}
+        for rec in self.meta:
+            intact = rec in meta_bytes
+            damaged_records += not intact
+            if len(rec) >= 12 and _WORD.unpack_from(rec, 4)[0] == TYPE_DESC:
+                desc_ok.setdefault(_WORD.unpack_from(rec, 8)[0], intact)
+        keep: set[ValueKey] = set()
+        for data, hint, keys in self.results:
+            if volumes.find(data, max(0, hint - (1 << 16)), hint + len(data) + (1 << 16)) < 0 and data not in volumes:
+                damaged_records += 1
+                continue
+            keep.update(k for pmid, k in keys if desc_ok.get(pmid))
+        return keep, damaged_records
+
+
 def perfect_values(original: str | Path, damaged: str | Path) -> tuple[set[ValueKey], int]:
-    """The values a perfect salvage of ``damaged`` (a damaged copy of the readable archive
-    ``original``) keeps: those of the original's results whose bytes are intact somewhere in
-    the damaged volumes, for metrics whose first descriptor's bytes are intact in its .meta;
-    and how many of the original's records (results and .meta records) are not intact."""
-    original = Path(original)
-    a = Archive(original)
-    lsize = 132 if a.version == 2 else 808
-    orig = _parts(original)
-    bad = _parts(Path(damaged))
-    volumes = b"".join(v for k, v in sorted(bad.items()) if k.isdigit())
-    meta_bytes = bad.get("meta", b"")
-    damaged_records = 0
-    desc_ok: dict[int, bool] = {}
-    for _, rec in _framed(orig.get("meta", b""), lsize):
-        intact = rec in meta_bytes
-        damaged_records += not intact
-        if len(rec) >= 12 and _WORD.unpack_from(rec, 4)[0] == TYPE_DESC:
-            desc_ok.setdefault(_WORD.unpack_from(rec, 8)[0], intact)
-    types = {int(d.pmid): d.type for d in a.descs()}
-    keep: set[ValueKey] = set()
-    starts: dict[int, int] = {}
-    at = 0
-    for part in sorted((k for k in orig if k.isdigit()), key=int):
-        starts[int(part)] = at
-        at += len(orig[part])
-    for number, record in a.volume_records():
-        hint = starts.get(number, 0) + record.offset
-        rec = record.data
-        if volumes.find(rec, max(0, hint - (1 << 16)), hint + len(rec) + (1 << 16)) < 0 and rec not in volumes:
-            damaged_records += 1
-            continue
-        r = decode_result(record, a.version, types)
-        t = r.timestamp.total_nsec()
-        for vs in r.vsets:
-            if desc_ok.get(vs.pmid) and vs.pmid in types:
-                keep.update((t, vs.pmid, inst, encode(v, types[vs.pmid])) for inst, v in vs.values)
-    return keep, damaged_records
+    """``Original(original).perfect(damaged)``."""
+    return Original(original).perfect(damaged)
 
 
 def invented_values(damaged: str | Path, out: str | Path, provenance: list[Provenance]) -> list[str]:
@@ -170,10 +186,17 @@ def invented_values(damaged: str | Path, out: str | Path, provenance: list[Prove
             problems.append(f"output volume {vol} offset {record.offset}: the input record at "
                             f"{prov.in_file}:{prov.in_offset} has another time")
             continue
-        for pmid, _numval, _valfmt, pairs in _walk(record.data, version):
+        theirs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for pmid, _, valfmt, pairs in _walk(raw, version):
+            if valfmt in (0, 1, 2):
+                for inst, word in pairs:
+                    theirs.setdefault((pmid, inst), []).append((valfmt, word))
+        for pmid, _, valfmt, pairs in _walk(record.data, version):
+            ptype = types.get(pmid)
             for inst, word in pairs:
-                ok = _in_record(raw, version, pmid, inst, record.data, word, types.get(pmid))
-                if not ok:
+                want = None if ptype is None else _value(record.data, valfmt, word, ptype)
+                if want is None or not any(_value(raw, f, w, ptype) == want  # type: ignore[arg-type]
+                                           for f, w in theirs.get((pmid, inst), ())):
                     problems.append(f"{stamp} {PmID(pmid)} [{inst}]: not a value of {prov.in_file}:{prov.in_offset}")
     return problems
 
@@ -216,18 +239,3 @@ def _value(data: bytes, valfmt: int, word: int, ptype: int) -> Any:
     if ptype in (PmType.EVENT, PmType.HIGHRES_EVENT):
         return ("event", payload)
     return encode(decode_block(ptype, payload), ptype)
-
-
-def _in_record(raw: bytes, version: int, pmid: int, inst: int, out_data: bytes, out_word: int,
-               ptype: int | None) -> bool:
-    if ptype is None:
-        return False
-    out_valfmt = next((v for p, _, v, pairs in _walk(out_data, version) if p == pmid), 0)
-    want = _value(out_data, out_valfmt, out_word, ptype)
-    for p, _, valfmt, pairs in _walk(raw, version):
-        if p != pmid or valfmt not in (0, 1, 2):
-            continue
-        for i, word in pairs:
-            if i == inst and want is not None and _value(raw, valfmt, word, ptype) == want:
-                return True
-    return False

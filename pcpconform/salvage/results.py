@@ -13,20 +13,23 @@ place cannot then pass unseen). What remains is written again as libpcp lays it 
 from __future__ import annotations
 
 import struct
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset, event_array, structs
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, decode_block, decode_insitu
-from pcpconform.io.bulk import decode_result, result_head
+from pcpconform.io.bulk import DecodedResult, DecodedValueSet, decode_result_bulk, encode_result, result_head
 from pcpconform.io.reader import RawRecord
 from pcpconform.io.writer import ValueSetSpec, layout_result, valfmt_for
 from pcpconform.salvage.plausible import time_ok
 
-__all__ = ["ResultSalvage", "salvage_result"]
+__all__ = ["ResultSalvage", "salvage_result", "ENCODE_PATHS"]
 
+#: how results written again were encoded: by the bulk encoder, or by the schema (its
+#: fallback, for what it does not build)
+ENCODE_PATHS: Counter[str] = Counter()
 _VSET_HEAD = struct.Struct(">Ii")
 _WORD = struct.Struct(">I")
 _PAIR = struct.Struct(">iI")
@@ -88,11 +91,8 @@ def salvage_result(data: bytes, version: int, types: dict[int, int],
 
 def _fast(data: bytes, version: int, types: dict[int, int]) -> ResultSalvage | None:
     """The record as it is, when the bulk decoder vouches for every byte of it."""
-    try:
-        res = decode_result(RawRecord("", 0, 0, data), version, types)
-    except FormatError:
-        return None
-    if not res.canonical or any(vs.pmid not in types for vs in res.vsets):
+    res = decode_result_bulk(RawRecord("", 0, 0, data), version, types)
+    if res is None or not res.canonical or any(vs.pmid not in types for vs in res.vsets):
         return None
     values = sum(vs.numval for vs in res.vsets if vs.numval > 0)
     return ResultSalvage(res.timestamp, data, values, values)
@@ -142,7 +142,7 @@ class _Walk:
             out.fatal = ("result.decode", "no value of the record can be kept")
             return out
         out.values_out = sum(len(s.values) for s in specs)
-        out.record = structs(self.version).result_record.build(layout_result(self.version, out.timestamp, specs))
+        out.record = _encode(self.version, out.timestamp, specs, self.types)
         return out
 
     def _blocks(self, vsets: list[tuple[int, int, int | None, list[tuple[int, int]]]], start: int) -> str | None:
@@ -230,6 +230,20 @@ class _Walk:
                 return None
             return payload
         return decode_block(dtype, payload)
+
+
+def _encode(version: int, stamp: Timestamp, specs: list[ValueSetSpec], types: dict[int, int]) -> bytes:
+    """The record libpcp lays out for these values: the bulk encoder's packing where it
+    builds the record, the schema's otherwise (the same bytes either way)."""
+    res = DecodedResult(stamp, [DecodedValueSet(s.pmid, s.numval if s.numval is not None else len(s.values),
+                                                None, list(s.values)) for s in specs], canonical=True)
+    fast = encode_result(version, res, types)
+    if fast is not None:
+        ENCODE_PATHS["bulk"] += 1
+        return fast
+    ENCODE_PATHS["schema"] += 1
+    record: bytes = structs(version).result_record.build(layout_result(version, stamp, specs))
+    return record
 
 
 def _event_problem(payload: bytes, highres: bool) -> tuple[str, str] | None:
