@@ -25,7 +25,7 @@ from pcpconform.io.reader import RawRecord
 from pcpconform.io.writer import ValueSetSpec, layout_result, valfmt_for
 from pcpconform.salvage.plausible import time_ok
 
-__all__ = ["ResultSalvage", "salvage_result", "ENCODE_PATHS"]
+__all__ = ["Described", "ResultSalvage", "salvage_result", "ENCODE_PATHS"]
 
 #: how results written again were encoded: by the bulk encoder, or by the schema (its
 #: fallback, for what it does not build)
@@ -37,6 +37,16 @@ _INSITU, _DPTR, _SPTR = 0, 1, 2
 _EVENTS = (PmType.EVENT, PmType.HIGHRES_EVENT)
 #: value bytes of a fixed-size event parameter, by PM_TYPE (32, U32, 64, U64, FLOAT, DOUBLE)
 _PARAM_SIZE = {0: 4, 1: 4, 2: 8, 3: 8, 4: 4, 5: 8}
+
+
+@dataclass(frozen=True)
+class Described:
+    """What the output's descriptors say of each metric's values: its type, whether it is
+    singular (no instance domain), and why a metric has no descriptor (a check code)."""
+
+    types: dict[int, int]
+    singular: frozenset[int] = frozenset()
+    lost: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,11 +73,9 @@ class ResultSalvage:
         return self.record is not None and self.values_out == 0 and not self.dropped
 
 
-def salvage_result(data: bytes, version: int, types: dict[int, int],
-                   lost: dict[int, str] | None = None) -> ResultSalvage | None:
+def salvage_result(data: bytes, version: int, described: Described) -> ResultSalvage | None:
     """Salvage a framed result record (``data`` with its length words) against the output's
-    descriptor types; ``lost`` names why a pmID has no descriptor. None when not even the
-    header can be read."""
+    descriptors. None when not even the header can be read."""
     header = RESULT_HEADER_SIZE[version]
     if len(data) < header + 4:
         return None
@@ -83,28 +91,30 @@ def salvage_result(data: bytes, version: int, types: dict[int, int],
             out.repaired.append(("result.mark-size", f"a mark of {len(data)} bytes is kept as a mark"))
             out.record = structs(version).result_record.build(layout_result(version, stamp, []))
         return out
-    fast = _fast(data, version, types)
+    fast = _fast(data, version, described)
     if fast is not None:
         return fast
-    return _Walk(data, version, types, lost or {}, out).run(numpmid)
+    return _Walk(data, version, described, out).run(numpmid)
 
 
-def _fast(data: bytes, version: int, types: dict[int, int]) -> ResultSalvage | None:
+def _fast(data: bytes, version: int, described: Described) -> ResultSalvage | None:
     """The record as it is, when the bulk decoder vouches for every byte of it."""
+    types = described.types
     res = decode_result_bulk(RawRecord("", 0, 0, data), version, types)
-    if res is None or not res.canonical or any(vs.pmid not in types for vs in res.vsets):
+    if res is None or not res.canonical or any(
+            vs.pmid not in types or (vs.numval > 1 and vs.pmid in described.singular) for vs in res.vsets):
         return None
     values = sum(vs.numval for vs in res.vsets if vs.numval > 0)
     return ResultSalvage(res.timestamp, data, values, values)
 
 
 class _Walk:
-    def __init__(self, data: bytes, version: int, types: dict[int, int], lost: dict[int, str],
-                 out: ResultSalvage) -> None:
+    def __init__(self, data: bytes, version: int, described: Described, out: ResultSalvage) -> None:
         self.data = data
         self.version = version
-        self.types = types
-        self.lost = lost
+        self.types = described.types
+        self.lost = described.lost
+        self.singular = described.singular
         self.out = out
         self.end = len(data) - 4
 
@@ -189,6 +199,10 @@ class _Walk:
         if valfmt != want and not (valfmt == _INSITU and dtype == PmType.FLOAT) and not (
                 valfmt != _INSITU and want != _INSITU):
             self._drop(pmid, count, "value.valfmt", f"valfmt {valfmt} cannot hold a {PmType(dtype).token}")
+            return None
+        if numval > 1 and pmid in self.singular:
+            self._drop(pmid, count, "value.singular-inst", f"{numval} values for a metric without an instance "
+                       "domain: libpcp 6.0 and 6.3 abort interpolating them, and which is the metric's is unknown")
             return None
         if valfmt == _INSITU:
             if dtype == PmType.FLOAT:

@@ -20,6 +20,7 @@ from pcpconform.io.files import strip_compression
 from pcpconform.salvage.labels import FileLabel, agree, archive_version, read_label
 from pcpconform.salvage.meta import salvage_meta
 from pcpconform.salvage.report import Item, SalvageReport
+from pcpconform.salvage.results import Described
 from pcpconform.salvage.sources import DEFAULT_DECOMPRESS_LIMIT, InputFiles, Opener, Source, find_input
 from pcpconform.salvage.volumes import ORDER_RULES, Spool, salvage_volume
 from pcpconform.salvage.write import write_output
@@ -136,7 +137,8 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
     if not ms.descs:
         report.failure = "no metric descriptor survives in .meta: no value can be typed"
         return
-    types = {pmid: int(d.type) for pmid, d in ms.descs.items()}
+    described = Described({pmid: int(d.type) for pmid, d in ms.descs.items()},
+                          frozenset(pmid for pmid, d in ms.descs.items() if d.indom.is_null), ms.lost)
     start = label.start if label.start != Timestamp(0, 0) else None
     if not volumes:
         report.failure = "the archive has no data volume"
@@ -145,7 +147,7 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
         if source.size <= LABEL_SIZE[version]:
             report.add(Item("file.empty" if vol == min(volumes) else "file.empty-volume", "dropped",
                             "SALVAGE-FILE-3", source.name, "the volume holds no record; it is left out"))
-        salvage_volume(source, vol, version, types, ms.lost, ms.names, start, spool, report)
+        salvage_volume(source, vol, version, described, ms.names, start, spool, report)
     _index_note(files, index, version, report)
     if not len(spool):
         report.failure = "no result survives in the data volumes"

@@ -20,7 +20,7 @@ from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.salvage.framing import Frame, Gap, frames
 from pcpconform.salvage.report import Item, SalvageReport
-from pcpconform.salvage.results import ResultSalvage, salvage_result
+from pcpconform.salvage.results import Described, ResultSalvage, salvage_result
 from pcpconform.salvage.sources import Source
 
 __all__ = ["Spool", "salvage_volume", "ORDER_RULES"]
@@ -102,13 +102,12 @@ class Spool:
 
 
 class _VolumePass:
-    def __init__(self, source: Source, vol: int, version: int, types: dict[int, int], lost: dict[int, str],
+    def __init__(self, source: Source, vol: int, version: int, described: Described,
                  names: dict[int, str], start: Timestamp | None, spool: Spool, report: SalvageReport) -> None:
         self.src = source
         self.vol = vol
         self.version = version
-        self.types = types
-        self.lost = lost
+        self.described = described
         self.names = names
         self.spool = spool
         self.report = report
@@ -119,7 +118,7 @@ class _VolumePass:
         self.high = max(known) + _PLAUSIBLE_AFTER if known else None
 
     def decode(self, data: bytes) -> ResultSalvage | None:
-        return salvage_result(data, self.version, self.types, self.lost)
+        return salvage_result(data, self.version, self.described)
 
     def proven(self, rs: ResultSalvage) -> bool:
         if not rs.whole:
@@ -176,9 +175,9 @@ def _clause(code: str) -> str:
     return "SALVAGE-RESULT-2"
 
 
-def salvage_volume(source: Source, vol: int, version: int, types: dict[int, int], lost: dict[int, str],
-                   names: dict[int, str], start: Timestamp | None, spool: Spool, report: SalvageReport) -> None:
+def salvage_volume(source: Source, vol: int, version: int, described: Described, names: dict[int, str],
+                   start: Timestamp | None, spool: Spool, report: SalvageReport) -> None:
     """Salvage one data volume's results into ``spool``."""
     if source.size <= LABEL_SIZE[version]:
         return
-    _VolumePass(source, vol, version, types, lost, names, start, spool, report).run()
+    _VolumePass(source, vol, version, described, names, start, spool, report).run()

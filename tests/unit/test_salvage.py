@@ -187,7 +187,8 @@ def test_results_written_again_take_the_bulk_encoder_and_match_the_schema(base: 
         stamp, numpmid = result_head(rec.data, a.version)
         if numpmid == 0:
             continue
-        out = results._Walk(rec.data, a.version, types, {}, results.ResultSalvage(stamp, None)).run(numpmid)
+        described = results.Described(types)
+        out = results._Walk(rec.data, a.version, described, results.ResultSalvage(stamp, None)).run(numpmid)
         assert out.record == rec.data       # libpcp wrote it: written again, the same bytes
         walked += 1
     assert walked and results.ENCODE_PATHS["bulk"] - before["bulk"] == walked

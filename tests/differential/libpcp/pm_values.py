@@ -17,7 +17,8 @@ Each line (keys sorted):
             in pm_read.py's encoding; else their count)
   conv      values pmExtractValue refused
   replay    with --replay: null, or the first error of an interpolated replay of every metric
-            (PM_MODE_INTERP, 25 steps from the label's start to the archive's end) and a
+            of the archive (PM_MODE_INTERP, 25 steps from the label's start to the archive's
+            end) and a
             backwards fetch loop (PM_MODE_BACK from the end) to PM_ERR_EOL
 """
 
@@ -93,7 +94,10 @@ def replay(ctx):
     names = []
     ctx.pmTraversePMNS("", lambda name: names.append(name))
     found = sorted(set(ctx.pmLookupName(names, relaxed=1))) if names else []
-    found = [p for p in found if p != c_api.PM_ID_NULL]
+    # not libpcp's own anonymous metrics (event.flags, event.missed: domain 511), which are
+    # not the archive's (and, fetched with an AGGREGATE_STATIC metric in PM_MODE_INTERP,
+    # crash 6.0.3 on a valid archive)
+    found = [p for p in found if p != c_api.PM_ID_NULL and (p >> 22) & 0x1ff != 511]
     pmids = (ctypes.c_uint * len(found))(*found)
     get_label = getattr(ctx, "pmGetHighResArchiveLabel", None) or ctx.pmGetArchiveLabel
     get_end = getattr(ctx, "pmGetHighResArchiveEnd", None) or ctx.pmGetArchiveEnd

@@ -248,8 +248,9 @@ def libpcp_part(referee: Referee, outcomes: list[Outcome], ins: dict[str, Path],
             r = read_out.get(o.id, {})
             problem = (r.get("open") or r.get("stop") or r.get("replay") or r.get("crash")
                        or ("hang" if r.get("hang") else None) or r.get("script_error"))
-            if problem is None and r.get("values") != o.out_values:
-                problem = f"{r.get('values')} values read, the kit reads {o.out_values}"
+            returned = (r.get("values") or 0) + (r.get("conv") or 0)
+            if problem is None and returned != o.out_values:
+                problem = f"{returned} values read, the kit reads {o.out_values}"
             entry["out_ok"] = problem is None
             entry["out_error"] = problem
         o.libpcp[referee.name] = entry
