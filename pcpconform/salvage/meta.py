@@ -55,6 +55,8 @@ class KeptMeta:
     data: bytes
     stamp: int | None
     offset: int
+    #: for a descriptor of a pmID with conflicting descriptors: (pmID, which variant)
+    variant: tuple[int, int] | None = None
 
 
 @dataclass
@@ -66,6 +68,32 @@ class MetaSalvage:
     lost: dict[int, str] = field(default_factory=dict)
     #: every pmID any descriptor record named, sound or not, with its first name
     names: dict[int, str] = field(default_factory=dict)
+    #: pmID -> its descriptors that differ (type, semantics, indom or units), in file order
+    variants: dict[int, list[Any]] = field(default_factory=dict)
+
+    @property
+    def conflicts(self) -> dict[int, list[Any]]:
+        return {pmid: v for pmid, v in self.variants.items() if len(v) > 1}
+
+    def settle(self, chosen: dict[int, int], source: str, report: SalvageReport) -> None:
+        """Keep the chosen variant of each conflicting pmID's descriptor (SALVAGE-META-3),
+        drop the others' records, and report them."""
+        kept = []
+        for rec in self.records:
+            if rec.variant is not None and rec.variant[1] != chosen.get(rec.variant[0], 0):
+                pmid, k = rec.variant
+                first = chosen.get(pmid, 0)
+                differ = [f for f in _DESC_CONFLICT if self.variants[pmid][first][f] != self.variants[pmid][k][f]]
+                why = "the first, which libpcp keeps" if first == 0 else "the one the values are stored as"
+                report.add(Item("desc.conflict", "dropped", "SALVAGE-META-3", source,
+                                f"its {', '.join(differ)} differ from the descriptor kept ({why})",
+                                rec.offset, rec.offset + len(rec.data), metadata=1,
+                                metric=self.names.get(pmid)))
+                continue
+            kept.append(rec)
+        self.records = kept
+        for pmid, k in chosen.items():
+            self.descs[pmid] = self.variants[pmid][k]
 
 
 class _MetaPass:
@@ -177,13 +205,11 @@ class _MetaPass:
             self.drop(frame, "desc.type", "SALVAGE-META-2", f"type {body.type} is not a PCP type: its "
                       "values cannot be read as anything", metric=metric)
             return
-        old = self.out.descs.get(pmid)
-        if old is not None:
-            differ = [f for f in _DESC_CONFLICT if old[f] != body[f]]
-            if differ:
-                self.drop(frame, "desc.conflict", "SALVAGE-META-3", f"its {', '.join(differ)} differ from the "
-                          "first descriptor's, which is kept (libpcp keeps the first)", metric=metric)
-                return
+        variants = self.out.variants.setdefault(pmid, [])
+        variant = next((k for k, v in enumerate(variants) if all(v[f] == body[f] for f in _DESC_CONFLICT)), None)
+        if variant is None:
+            variant = len(variants)
+            variants.append(body)
         if repaired is not None:
             self.repair(frame, repaired[0], "SALVAGE-META-2", repaired[1], metric)
         changed = repaired is not None
@@ -199,9 +225,11 @@ class _MetaPass:
             body = Container(body)
             body.names = ListContainer(bytes(n) for n in good_names)
             body.tail = b""
-        self.out.descs.setdefault(pmid, body)
+        if variant == 0:
+            self.out.descs.setdefault(pmid, body)
         self.out.lost.pop(pmid, None)
         self.keep(frame, TYPE_DESC, body if changed else None)
+        self.out.records[-1].variant = (pmid, variant)
 
     # -- help text -----------------------------------------------------------------------
     def text(self, frame: Frame, body: Any) -> None:

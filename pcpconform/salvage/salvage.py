@@ -17,6 +17,7 @@ from pcpconform.errors import UsageError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, PM_LOG_VOL_META, PM_LOG_VOL_TI
 from pcpconform.io.files import strip_compression
+from pcpconform.salvage.evidence import choose_descriptors
 from pcpconform.salvage.labels import FileLabel, agree, archive_version, read_label
 from pcpconform.salvage.meta import salvage_meta
 from pcpconform.salvage.report import Item, SalvageReport
@@ -133,16 +134,18 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
                         "without .meta no value has a type"))
         report.failure = "the archive has no .meta holding a record: no value can be typed"
         return
+    if not volumes:
+        report.failure = "the archive has no data volume"
+        return
     ms = salvage_meta(meta, version, report)
     if not ms.descs:
         report.failure = "no metric descriptor survives in .meta: no value can be typed"
         return
+    if ms.conflicts:
+        ms.settle(choose_descriptors(list(volumes.values()), version, ms.conflicts), meta.name, report)
     described = Described({pmid: int(d.type) for pmid, d in ms.descs.items()},
                           frozenset(pmid for pmid, d in ms.descs.items() if d.indom.is_null), ms.lost)
     start = label.start if label.start != Timestamp(0, 0) else None
-    if not volumes:
-        report.failure = "the archive has no data volume"
-        return
     for vol, source in volumes.items():
         if source.size <= LABEL_SIZE[version]:
             report.add(Item("file.empty" if vol == min(volumes) else "file.empty-volume", "dropped",

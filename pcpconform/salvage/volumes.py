@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.salvage.framing import Frame, Gap, frames
 from pcpconform.salvage.report import Item, SalvageReport
@@ -159,7 +159,7 @@ class _VolumePass:
             return
         self.report.values_in += rs.values_in
         for pmid, count, code, detail in rs.dropped:
-            metric = self.names.get(pmid) if pmid is not None else None
+            metric = (self.names.get(pmid) or str(PmID(pmid))) if pmid is not None else None
             self.report.add(Item(code, "dropped", _clause(code), self.src.name, detail, start, end,
                                  rs.timestamp, rs.timestamp, values=count, metric=metric), fold=True)
         for code, detail in rs.repaired:
