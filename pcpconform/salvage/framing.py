@@ -5,7 +5,8 @@ same length in its trailing word, inside the file) and either decodes as its kin
 or is followed by a record that frames, or by the end of the file (SALVAGE-FRAME-1). Where
 framing breaks, the bytes from the break are skipped up to the next offset where a record
 is *proven by its own framing*: both length words agree, its content decodes cleanly and
-plausibly (``proven``), and the next record frames and decodes too, or the file ends there
+plausibly (``proven``), and either its content is rich enough to rule out an accident
+(``strong``) or the next record frames and decodes too, or the file ends there
 (SALVAGE-FRAME-2). Nothing is guessed: if no such record follows, the rest of the file is
 reported lost. Candidates are found by scanning every byte offset (records after inserted
 bytes are no longer aligned) a window at a time with numpy, so a long run of garbage or of
@@ -49,17 +50,21 @@ class Gap:
 
 class _Framer:
     def __init__(self, source: Source, *, min_len: int, aligned: bool, stray_below: int,
-                 decode: Callable[[bytes], Any], proven: Callable[[Any], bool]) -> None:
+                 decode: Callable[[bytes], Any], proven: Callable[[Any], bool],
+                 strong: Callable[[Any], bool]) -> None:
         self.src = source
+        self.strong = strong
         self.min_len = min_len
         self.aligned = aligned
         self.stray_below = stray_below
         self.decode = decode
         self.proven = proven
 
-    def proven_at(self, pos: int, length: int) -> bool:
+    def proven_at(self, pos: int, length: int, alone: bool = False) -> bool:
+        """A record at ``pos`` decodes cleanly (and, with ``alone``, strongly enough to stand
+        without the record after it)."""
         decoded = self.decode(self.src.read(pos, length))
-        return decoded is not None and self.proven(decoded)
+        return decoded is not None and self.proven(decoded) and (not alone or self.strong(decoded))
 
     def framed(self, pos: int) -> tuple[str, str] | None:
         """None where a record frames at ``pos``, else the defect (code, detail)."""
@@ -95,7 +100,8 @@ class _Framer:
         assert length is not None
         if self.aligned and length % 4:
             return False
-        return self.proven_at(pos, length) and self._ends_well(pos + length, depth=0)
+        return self.proven_at(pos, length, alone=True) or (
+            self.proven_at(pos, length) and self._ends_well(pos + length, depth=0))
 
     def resync(self, start: int) -> int | None:
         """The first offset from ``start`` where a proven record begins."""
@@ -121,14 +127,17 @@ class _Framer:
 
 def frames(source: Source, start: int, *, min_len: int, aligned: bool, stray_below: int,
            decode: Callable[[bytes], Any], proven: Callable[[Any], bool],
-           undecodable: str) -> Iterator[Frame | Gap]:
+           undecodable: str, strong: Callable[[Any], bool] = lambda decoded: False) -> Iterator[Frame | Gap]:
     """The records of ``source`` from ``start``, and the gaps between them.
 
     ``decode(data)``: the record decoded as its kind (it may still hold bad values), or
     None; ``proven(decoded)``: it decodes cleanly and plausibly, enough to resynchronise on;
-    ``undecodable``: the rule code of a record that frames but is not taken."""
+    ``undecodable``: the rule code of a record that frames but is not taken; ``strong(decoded)``:
+    a proven record whose content alone rules out an accident (a result with values: every
+    one described, stored as its type, its blocks tiling it), which needs no record after it
+    to be taken (a mark or a help text does)."""
     framer = _Framer(source, min_len=min_len, aligned=aligned, stray_below=stray_below,
-                     decode=decode, proven=proven)
+                     decode=decode, proven=proven, strong=strong)
     size = source.size
     pos = start
     while pos < size:

@@ -129,7 +129,8 @@ class _VolumePass:
 
     def run(self) -> None:
         for got in frames(self.src, LABEL_SIZE[self.version], min_len=8, aligned=True, stray_below=4,
-                          decode=self.decode, proven=self.proven, undecodable="result.decode"):
+                          decode=self.decode, proven=self.proven, undecodable="result.decode",
+                          strong=lambda rs: rs.values_out > 0):
             if isinstance(got, Gap):
                 self.gap(got)
             else:

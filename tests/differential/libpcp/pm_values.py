@@ -17,8 +17,8 @@ Each line (keys sorted):
             in pm_read.py's encoding; else their count)
   conv      values pmExtractValue refused
   replay    with --replay: null, or the first error of an interpolated replay of every metric
-            of the archive (PM_MODE_INTERP, 25 steps from the label's start to the archive's
-            end) and a
+            the forward read met (PM_MODE_INTERP, 25 steps from the label's start to the
+            archive's end) and a
             backwards fetch loop (PM_MODE_BACK from the end) to PM_ERR_EOL
 """
 
@@ -51,8 +51,7 @@ def _free_fn(ctx):
     return getattr(ctx, "pmFreeHighResResult", None) or ctx.pmFreeResult
 
 
-def forward(ctx, keep_values):
-    descs = {}
+def forward(ctx, keep_values, descs):
     out = {"results": 0, "conv": 0, "stop": None, "values": [] if keep_values else 0}
     fetch, free = _fetch_fn(ctx), _free_fn(ctx)
     while True:
@@ -89,15 +88,13 @@ def forward(ctx, keep_values):
         free(rp)
 
 
-def replay(ctx):
-    """The first error of an interpolated replay and of a backwards read, or None."""
-    names = []
-    ctx.pmTraversePMNS("", lambda name: names.append(name))
-    found = sorted(set(ctx.pmLookupName(names, relaxed=1))) if names else []
+def replay(ctx, seen):
+    """The first error of an interpolated replay of the metrics ``seen`` in the forward
+    read and of a backwards read, or None."""
     # not libpcp's own anonymous metrics (event.flags, event.missed: domain 511), which are
     # not the archive's (and, fetched with an AGGREGATE_STATIC metric in PM_MODE_INTERP,
     # crash 6.0.3 on a valid archive)
-    found = [p for p in found if p != c_api.PM_ID_NULL and (p >> 22) & 0x1ff != 511]
+    found = sorted(p for p in seen if (p >> 22) & 0x1ff != 511)
     pmids = (ctypes.c_uint * len(found))(*found)
     get_label = getattr(ctx, "pmGetHighResArchiveLabel", None) or ctx.pmGetArchiveLabel
     get_end = getattr(ctx, "pmGetHighResArchiveEnd", None) or ctx.pmGetArchiveEnd
@@ -135,10 +132,11 @@ def read_one(base, keep_values, want_replay):
     except pmapi.pmErr as exc:
         out["open"] = str(exc)
         return out
-    out.update(forward(ctx, keep_values))
+    descs = {}
+    out.update(forward(ctx, keep_values, descs))
     if want_replay:
         try:
-            out["replay"] = replay(ctx)
+            out["replay"] = replay(ctx, [p for p, t in descs.items() if t is not None])
         except pmapi.pmErr as exc:
             out["replay"] = "replay: %s" % exc
     return out
