@@ -157,7 +157,7 @@ class _MetaPass:
                 return
         code = ("indom.length" if tag in INDOM_TYPES else "labelset.length" if tag in LABEL_TYPES
                 else "desc.length" if tag == TYPE_DESC else "meta.decode")
-        self.drop(frame, code, "SALVAGE-META-1", f"a record of type {tag} does not decode")
+        self.drop(frame, code, "SALVAGE-FRAME-3", f"a record of type {tag} does not decode")
 
     def lenient_desc(self, payload: bytes) -> Any | None:
         """A descriptor's fixed fields and the names that lie wholly inside its record."""

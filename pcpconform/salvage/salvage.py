@@ -157,6 +157,10 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
         return
     rows = list(spool.order(order, report))
     first = Timestamp.from_nsec(min(spool.stamps[k] for k in rows))
+    if start is None:
+        report.add(Item("time.fraction", "repaired", "SALVAGE-LABEL-3", "(labels)",
+                        f"no label gives a start that is a time: the first result's, {first}, is taken",
+                        first=first, last=first))
     if start is None or first < start:
         if start is not None:
             report.add(Item("result.before-start", "repaired", "SALVAGE-ORDER-2", "(labels)",

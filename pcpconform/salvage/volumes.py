@@ -155,7 +155,8 @@ class _VolumePass:
             values = rs.values_in if rs is not None else 0
             self.report.values_in += values
             stamp = rs.timestamp if rs is not None and code != "time.fraction" else None
-            self.report.add(Item(code, "dropped", "SALVAGE-RESULT-1", self.src.name, detail, start, end,
+            clause = "SALVAGE-FRAME-3" if rs is None else "SALVAGE-RESULT-1"
+            self.report.add(Item(code, "dropped", clause, self.src.name, detail, start, end,
                                  stamp, stamp, records=1, values=values), fold=True)
             return
         self.report.values_in += rs.values_in
@@ -173,7 +174,7 @@ class _VolumePass:
 def _clause(code: str) -> str:
     if code.startswith("desc.") or code in ("value.undescribed", "value.nosupport"):
         return "SALVAGE-META-1"
-    return "SALVAGE-RESULT-2"
+    return "SALVAGE-RESULT-4" if code == "value.singular-inst" else "SALVAGE-RESULT-2"
 
 
 def salvage_volume(source: Source, vol: int, version: int, described: Described, names: dict[int, str],
