@@ -244,6 +244,10 @@ class _MetaPass:
 
     # -- instance domains ----------------------------------------------------------------
     def indom(self, frame: Frame, tag: int, body: Any) -> None:
+        if body.numinst < 0:
+            self.drop(frame, "indom.length", "SALVAGE-META-4", f"numinst {body.numinst}: libpcp 7.2 refuses to "
+                      "open an archive holding it")
+            return
         delta = tag == TYPE_INDOM_DELTA
         indom = int(body.indom)
         stamp = body.timestamp.total_nsec()
