@@ -74,10 +74,12 @@ def _version(base: Path) -> int:
     return read_all(meta)[7]
 
 
-def seeds(work: Path, qa: bool = True) -> list[Seed]:
+def seeds(work: Path, qa: bool = True, recorded: dict[str, Path] | None = None) -> list[Seed]:
     """The original archives: written by the kit into ``work``, the corpus's libpcp-written
-    sources, and (``qa``) the QA archives that are installed."""
-    out: list[Seed] = []
+    sources, (``qa``) the QA archives that are installed, and archives pmlogger ``recorded``
+    for the session (tests/differential/libpcp/pmlogger.py), by name."""
+    out: list[Seed] = [Seed(f"pmlogger-{name}", "pmlogger-live", _version(base), base, {})
+                       for name, base in (recorded or {}).items()]
     for fixture in KIT_FIXTURES:
         for version in (2, 3):
             base = work / "seeds" / f"kit-{fixture}-v{version}" / "a"
@@ -160,6 +162,9 @@ class Outcome:
     kept: int = 0
     altered: int = 0
     invented: int = 0
+    #: values dropped as several values of a singular metric (SALVAGE-RESULT-4): libpcp's
+    #: forward read of the input shows them, its interpolation aborts on them
+    singular: int = 0
     out_values: int = 0              # values of the output, as a forward read counts them
     exit: int | None = None
     failure: str | None = None
@@ -200,6 +205,7 @@ def salvage_one(m: Mutant, work: Path, original: Original) -> tuple[Outcome, Pat
     finally:
         o.seconds = time.perf_counter() - started
     o.exit, o.failure, o.out_errors = report.exit_status, report.failure, report.out_errors
+    o.singular = sum(i.values for i in report.items if i.code == "value.singular-inst")
     perfect, o.damaged = original.perfect(base)
     o.perfect = len(perfect)
     if report.failure is not None:
@@ -256,28 +262,48 @@ def libpcp_part(referee: Referee, outcomes: list[Outcome], ins: dict[str, Path],
         o.libpcp[referee.name] = entry
 
 
-def run_sweep(count: int, referees: Sequence[Referee], work: Path, *, rng_seed: int = 0, qa: bool = True,
-              progress: Callable[[str], None] | None = None) -> list[Outcome]:
-    """Salvage ``count`` mutants and read inputs and outputs with every referee."""
-    all_seeds = seeds(work, qa=qa)
+@dataclass
+class Salvaged:
+    """The salvage half of a sweep: outcomes, and the inputs and outputs to read."""
+
+    outcomes: list[Outcome]
+    ins: dict[str, Path]
+    outs: dict[str, Path]
+    originals: dict[str, Original]
+
+    def read_with(self, referee: Referee) -> None:
+        libpcp_part(referee, self.outcomes, self.ins, self.outs, self.originals)
+
+
+def salvage_sweep(count: int, work: Path, *, rng_seed: int = 0, qa: bool = True,
+                  recorded: dict[str, Path] | None = None,
+                  progress: Callable[[str], None] | None = None) -> Salvaged:
+    """Salvage ``count`` mutants (nothing read by libpcp yet)."""
+    all_seeds = seeds(work, qa=qa, recorded=recorded)
     originals = {s.name: Original(s.base) for s in all_seeds}
-    outcomes: list[Outcome] = []
-    ins: dict[str, Path] = {}
-    outs: dict[str, Path] = {}
+    done = Salvaged([], {}, {}, originals)
     for k, m in enumerate(mutants(all_seeds, count, rng_seed)):
         o, base, out = salvage_one(m, work, originals[m.seed.name])
         if out is not None:
             o.out_values = _count_values(out)
-            outs[o.id] = out
-        ins[o.id] = base
-        outcomes.append(o)
+            done.outs[o.id] = out
+        done.ins[o.id] = base
+        done.outcomes.append(o)
         if progress and (k + 1) % 50 == 0:
             progress(f"{k + 1}/{count} salvaged")
+    return done
+
+
+def run_sweep(count: int, referees: Sequence[Referee], work: Path, *, rng_seed: int = 0, qa: bool = True,
+              recorded: dict[str, Path] | None = None,
+              progress: Callable[[str], None] | None = None) -> list[Outcome]:
+    """Salvage ``count`` mutants and read inputs and outputs with every referee."""
+    done = salvage_sweep(count, work, rng_seed=rng_seed, qa=qa, recorded=recorded, progress=progress)
     for referee in referees:
         if progress:
             progress(f"reading with {referee.name}")
-        libpcp_part(referee, outcomes, ins, outs, originals)
-    return outcomes
+        done.read_with(referee)
+    return done.outcomes
 
 
 def _count_values(out: Path) -> int:
