@@ -144,9 +144,11 @@ def test_unreadable_output_oracle_checks_what_the_target_writes() -> None:
 
 def test_salvage_as_a_target_writes_what_the_validator_accepts() -> None:
     """`pcpconform fuzz --target 'pcpconform salvage {archive} {out}'` (spec/salvage.md)."""
-    target = target_from_template(f"{sys.executable} -m pcpconform.cli salvage {{archive}} {{out}}", timeout=60)
+    salvage = "import sys; from pcpconform.cli import main; sys.exit(main())"
+    target = target_from_template(f"{sys.executable} -c '{salvage}' salvage {{archive}} {{out}}", timeout=60)
     obs = _observe(target, _with_desc("type", 42))
     assert obs.verdict is None and obs.returncode == 1, obs
+    assert b"exit 1: something was lost" in obs.stdout_head
 
 
 def test_a_template_naming_only_its_output_is_a_usage_error() -> None:
