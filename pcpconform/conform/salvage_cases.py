@@ -76,9 +76,9 @@ def _record_between_damage(base: Path) -> None:
     vol = base.with_suffix(".0")
     data = bytearray(vol.read_bytes())
     recs = _records(bytes(data), 132 if data[7] == 2 else 808)
-    for k in (1, 3):      # the trailers of the second and fourth results, the third between
-        pos, length = recs[k]
-        data[pos + length - 1] ^= 0x40
+    for k in (1, 3):      # the leading lengths of the second and fourth results, the third between
+        pos, _ = recs[k]
+        data[pos + 2] ^= 0x40
     vol.write_bytes(bytes(data))
 
 
@@ -127,8 +127,8 @@ def _label_starts(base: Path) -> None:
 _ONLY = (
     ("salvage-garbage-mid-volume-v3", "11 bytes of garbage inserted after the third result of `a.0` "
      "(the results after it no longer aligned)", 3, _garbage_mid_volume),
-    ("salvage-record-between-damage-v2", "the trailers of the second and fourth results of `a.0` damaged; "
-     "the third, between them, intact", 2, _record_between_damage),
+    ("salvage-record-between-damage-v2", "the leading lengths of the second and fourth results of `a.0` "
+     "damaged; the third, between them, intact", 2, _record_between_damage),
     ("salvage-zero-tail-v2", "the last result of `a.0` zeroed and 4096 zero bytes after it, as a full disk "
      "leaves a volume", 2, _zero_tail),
     ("salvage-cut-xz-v2", "`a.0` compressed with xz and cut to two thirds of its compressed bytes", 2, _cut_xz),

@@ -35,6 +35,8 @@ class Frame:
     offset: int
     data: bytes
     decoded: Any = None     # what ``decode`` made of it (None: it does not decode)
+    #: (check code, detail) when the record's own framing was repaired (SALVAGE-FRAME-5)
+    repaired: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,20 @@ class _Framer:
         if trailer != length:
             return "frame.trailer", f"trailing length {trailer} differs from the leading {length}"
         return None
+
+    def trailer_only(self, pos: int) -> tuple[bytes, Any] | None:
+        """A record whose trailing length alone is damaged: its leading length leads to a
+        proven record (or the end of the file) and its content decodes cleanly. Its bytes
+        with the trailing length repaired, and what they decode to; else None."""
+        length = self.src.word(pos)
+        assert length is not None
+        if self.aligned and length % 4:
+            return None
+        data = self.src.read(pos, length - 4) + length.to_bytes(4, "big")
+        decoded = self.decode(data)
+        if decoded is None or not self.proven(decoded) or not self._ends_well(pos + length, depth=0):
+            return None
+        return data, decoded
 
     def _ends_well(self, pos: int, depth: int = 1) -> bool:
         """The file ends at ``pos`` (or only stray bytes follow), or a record is proven there."""
@@ -156,6 +172,14 @@ def frames(source: Source, start: int, *, min_len: int, aligned: bool, stray_bel
                 continue
             defect = (undecodable, f"a record of {length} bytes frames, but neither it nor what follows "
                                    "it decodes")
+        elif defect[0] == "frame.trailer":
+            fixed = framer.trailer_only(pos)
+            if fixed is not None:
+                yield Frame(pos, fixed[0], fixed[1], (defect[0], f"{defect[1]}: the record decodes cleanly and "
+                                                                 "the next one is proven where its leading length "
+                                                                 "says; its trailing length is repaired"))
+                pos += len(fixed[0])
+                continue
         found = framer.resync(pos + 1)
         yield Gap(pos, size if found is None else found, *defect)
         if found is None:

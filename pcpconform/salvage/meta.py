@@ -133,6 +133,8 @@ class _MetaPass:
                 self.drop(None, got.code, "SALVAGE-FRAME-2" if got.end < self.src.size else "SALVAGE-FRAME-1",
                           _gap_detail(got, self.src.size), start=got.start, end=got.end)
                 continue
+            if got.repaired is not None:
+                self.repair(got, got.repaired[0], "SALVAGE-FRAME-5", got.repaired[1])
             if got.decoded is None:
                 self.undecoded(got)
             else:

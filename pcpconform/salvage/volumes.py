@@ -147,6 +147,9 @@ class _VolumePass:
                              self.src.name, detail, gap.start, gap.end))
 
     def record(self, frame: Frame) -> None:
+        if frame.repaired is not None:
+            self.report.add(Item(frame.repaired[0], "repaired", "SALVAGE-FRAME-5", self.src.name, frame.repaired[1],
+                                 frame.offset, frame.offset + len(frame.data)))
         rs: ResultSalvage | None = frame.decoded
         self.report.records_in += 1
         start, end = frame.offset, frame.offset + len(frame.data)
