@@ -10,6 +10,7 @@ agreed (labels.py), .meta salvaged (meta.py), every volume's results salvaged in
 from __future__ import annotations
 
 import os
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
     if not len(spool):
         report.failure = "no result survives in the data volumes"
         return
-    rows = list(spool.order(order, report))
+    rows = array("q", spool.order(order, report))     # a machine word per result
     first = Timestamp.from_nsec(min(spool.stamps[k] for k in rows))
     if start is None:
         report.add(Item("time.fraction", "repaired", "SALVAGE-LABEL-3", "(labels)",
