@@ -98,11 +98,24 @@ def _problem(label: FileLabel, head: bytes, length: int, magic: int) -> tuple[st
     return None
 
 
+def _label_version(label: FileLabel) -> int | None:
+    """What one label says its version is: its magic's, unless both its length words say
+    otherwise (132 bytes is version 2, or 1; 808 is version 3)."""
+    magic = label.votes[0] if label.votes else None
+    sizes = label.sizes
+    fits = magic is not None and (magic in sizes or (magic == 1 and 2 in sizes) or not sizes)
+    if fits:
+        return magic
+    if len(sizes) == 2 and sizes[0] == sizes[1]:
+        return sizes[0]
+    return magic if magic is not None else (sizes[0] if sizes else None)
+
+
 def archive_version(labels: list[FileLabel]) -> int | None:
-    """The version most labels' magic names; a tie, or no intact magic, is decided by the
-    labels' length words (132 bytes: version 2, 808: version 3). May be a version libpcp
-    cannot read (1, or garbage): the caller refuses it."""
-    votes = Counter(v for lab in labels for v in lab.votes)
+    """The version most labels say they are (each by its magic, unless both its length words
+    say otherwise); a tie is settled by all the labels' length words. May be a version
+    libpcp cannot read (1, or garbage): the caller refuses it."""
+    votes = Counter(v for lab in labels if (v := _label_version(lab)) is not None)
     sizes = Counter(v for lab in labels for v in lab.sizes)
     if not votes and not sizes:
         return None

@@ -157,7 +157,7 @@ def _salvage(files: InputFiles, out: Path, report: SalvageReport, opener: Opener
         report.failure = "no result survives in the data volumes"
         return
     rows = array("q", spool.order(order, report))     # a machine word per result
-    first = Timestamp.from_nsec(min(spool.stamps[k] for k in rows))
+    first = min(spool.stamp(k) for k in rows)
     if start is None:
         report.add(Item("time.fraction", "repaired", "SALVAGE-LABEL-3", "(labels)",
                         f"no label gives a start that is a time: the first result's, {first}, is taken",

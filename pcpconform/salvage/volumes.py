@@ -41,17 +41,24 @@ class Spool:
 
     # closed by close()
     file: BinaryIO = field(default_factory=lambda: tempfile.TemporaryFile(prefix="pcpconform-salvage-"))  # noqa: SIM115
-    stamps: array[int] = field(default_factory=lambda: array("q"))     # ns
+    secs: array[int] = field(default_factory=lambda: array("q"))       # seconds (any 64-bit time)
+    nsecs: array[int] = field(default_factory=lambda: array("q"))
     offsets: array[int] = field(default_factory=lambda: array("q"))    # in the spool
     lengths: array[int] = field(default_factory=lambda: array("q"))
     volumes: array[int] = field(default_factory=lambda: array("q"))    # input volume
     sources: array[int] = field(default_factory=lambda: array("q"))    # input offset
     values: array[int] = field(default_factory=lambda: array("q"))     # values it holds
     size: int = 0
+    earliest: int | None = None                                         # ns
+    latest: int | None = None
 
     def add(self, stamp: Timestamp, record: bytes, vol: int, source: int, values: int) -> None:
         self.file.write(record)
-        self.stamps.append(stamp.total_nsec())
+        self.secs.append(stamp.sec)
+        self.nsecs.append(stamp.nsec)
+        ns = stamp.total_nsec()
+        self.earliest = ns if self.earliest is None else min(self.earliest, ns)
+        self.latest = ns if self.latest is None else max(self.latest, ns)
         self.offsets.append(self.size)
         self.lengths.append(len(record))
         self.volumes.append(vol)
@@ -60,7 +67,14 @@ class Spool:
         self.size += len(record)
 
     def __len__(self) -> int:
-        return len(self.stamps)
+        return len(self.secs)
+
+    def stamp(self, k: int) -> Timestamp:
+        return Timestamp(self.secs[k], self.nsecs[k])
+
+    def span(self) -> tuple[int, int] | None:
+        """The earliest and latest times (ns) kept so far."""
+        return None if self.earliest is None or self.latest is None else (self.earliest, self.latest)
 
     def read(self, k: int) -> bytes:
         self.file.seek(self.offsets[k])
@@ -69,8 +83,8 @@ class Spool:
     def late(self) -> list[int]:
         """The records earlier than some record before them (result.time-order's finding)."""
         out = []
-        latest: int | None = None
-        for k, stamp in enumerate(self.stamps):
+        latest: tuple[int, int] | None = None
+        for k, stamp in enumerate(zip(self.secs, self.nsecs)):
             if latest is not None and stamp < latest:
                 out.append(k)
             else:
@@ -83,9 +97,7 @@ class Spool:
         if not late or rule == "keep":
             yield from range(len(self))
             return
-        first = min(self.stamps[k] for k in late)
-        last = max(self.stamps[k] for k in late)
-        span = (Timestamp.from_nsec(first), Timestamp.from_nsec(last))
+        span = (min(self.stamp(k) for k in late), max(self.stamp(k) for k in late))
         if rule == "drop":
             dropped = set(late)
             report.add(Item("result.time-order", "dropped", "SALVAGE-ORDER-1", "(volumes)",
@@ -97,7 +109,8 @@ class Spool:
         report.add(Item("result.time-order", "reordered", "SALVAGE-ORDER-1", "(volumes)",
                         f"{len(late)} results earlier than a result before them put in time order",
                         first=span[0], last=span[1]))
-        yield from (int(k) for k in np.argsort(np.frombuffer(self.stamps, dtype=np.int64), kind="stable"))
+        secs, nsecs = np.frombuffer(self.secs, dtype=np.int64), np.frombuffer(self.nsecs, dtype=np.int64)
+        yield from (int(k) for k in np.lexsort((np.arange(len(self)), nsecs, secs)))
 
     def close(self) -> None:
         self.file.close()
@@ -114,8 +127,9 @@ class _VolumePass:
         self.spool = spool
         self.report = report
         known = [start.total_nsec()] if start is not None else []
-        if spool.stamps:
-            known += [min(spool.stamps), max(spool.stamps)]
+        span = spool.span()
+        if span is not None:
+            known += list(span)
         self.low = min(known) - _DAY if known else None
         self.high = max(known) + _PLAUSIBLE_AFTER if known else None
 

@@ -112,7 +112,7 @@ def _write(base: Path, version: int, label: LabelFields, meta: list[KeptMeta], s
             if first:
                 source_vol = vol
             record = spool.read(k)
-            last = Timestamp.from_nsec(spool.stamps[k])
+            last = spool.stamp(k)
             index.before(last, len(record), first)
             if placed is not None:
                 placed.append((w.vol, w.data_offset(), k))

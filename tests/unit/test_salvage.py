@@ -193,3 +193,33 @@ def test_results_written_again_take_the_bulk_encoder_and_match_the_schema(base: 
         walked += 1
     assert walked and results.ENCODE_PATHS["bulk"] - before["bulk"] == walked
     assert results.ENCODE_PATHS["schema"] == before["schema"]
+
+
+def test_a_label_is_the_version_its_length_words_say_when_its_magic_disagrees(tmp_path: Path) -> None:
+    """SALVAGE-LABEL-1: .meta's and .index's magic say version 2, every length word 808."""
+    base = tmp_path / "in" / "a"
+    base.parent.mkdir()
+    generate_archive(load_fixture(bundled_fixture("example")), base, version=3)
+    for part in ("meta", "index"):
+        path = base.with_suffix(f".{part}")
+        data = bytearray(path.read_bytes())
+        data[7] = 2
+        path.write_bytes(bytes(data))
+    report, _ = _salvage(base, tmp_path / "out")
+    assert report.version == 3 and report.exit_status == 0 and report.records_out == 6
+
+
+def test_a_result_far_in_the_future_is_kept_in_order(tmp_path: Path) -> None:
+    """A time past what 64-bit nanoseconds hold (version 3 seconds can say it) is a time all
+    the same: every libpcp reads it."""
+    archive = tmp_path / "in" / "a"
+    archive.parent.mkdir()
+    generate_archive(load_fixture(bundled_fixture("example")), archive, version=3)
+    vol = archive.with_suffix(".0")
+    data = bytearray(vol.read_bytes())
+    pos, _ = _records(bytes(data), 808)[1]
+    struct.pack_into(">I", data, pos + 8, 1000)          # the high word of its seconds
+    vol.write_bytes(bytes(data))
+    report, provenance = _salvage(archive, tmp_path / "out")
+    assert report.records_out == 6 and report.values_lost == 0
+    assert provenance[-1].in_offset == pos              # the latest, so the last
