@@ -118,3 +118,53 @@ def test_time_order_rule_loses_least(referee: Referee, case: str, tmp_path: Path
     expected = {"result-time-order-v2": 29, "result-time-order-v3": 29, "badlog-3": 123}
     assert values["sort"] == expected[case]
 
+
+
+def _replay(referee: Referee, base: Path) -> dict[str, object]:
+    return read_with(referee, [base], "--replay")[base.name]
+
+
+def test_libpcp_aborts_interpolating_several_values_of_a_singular_metric(referee: Referee) -> None:
+    """SALVAGE-RESULT-4: the input of corpus case salvage-singular-several-v2 (its salvage
+    drops those values)."""
+    got = _replay(referee, ROOT / "corpus" / "cases" / "invalid" / "salvage-singular-several-v2" / "a")
+    assert got.get("crash") == ("SIGABRT" if referee.name != "pcp-7" else None), got
+    assert got.get("values") in (None, 29)
+
+
+def test_libpcp_7_refuses_an_instance_domain_of_negative_count(referee: Referee, tmp_path: Path) -> None:
+    """SALVAGE-META-4: numinst -1 in the example's first instance domain (v3)."""
+    import struct
+
+    from pcpconform.fixtures import bundled_fixture
+    from pcpconform.fixtures.fixture import load_fixture
+    from pcpconform.fixtures.generate import generate_archive
+
+    base = tmp_path / "neg"
+    generate_archive(load_fixture(bundled_fixture("example")), base, version=3)
+    meta = bytearray(base.with_suffix(".meta").read_bytes())
+    pos = 808
+    while struct.unpack_from(">i", meta, pos + 4)[0] not in (5, 6):
+        pos += struct.unpack_from(">I", meta, pos)[0]
+    struct.pack_into(">i", meta, pos + 24, -1)
+    base.with_suffix(".meta").write_bytes(bytes(meta))
+    got = _replay(referee, base)
+    assert bool(got.get("open")) == (referee.name == "pcp-7"), got
+    salvage_archive(base, tmp_path / "out")
+    assert _replay(referee, tmp_path / "out").get("open") is None
+
+
+def test_libpcp_crashes_interpolating_a_discrete_metric_up_to_a_last_mark(referee: Referee, tmp_path: Path) -> None:
+    """spec/salvage.md, Limits: a valid archive (two results of a discrete metric, then a mark
+    a minute later) that every libpcp crashes on when interpolating up to the mark; salvage
+    keeps an input's marks, so an input ending so gives an output ending so."""
+    from pcpconform.fixtures.fixture import parse_fixture
+    from pcpconform.fixtures.generate import generate_archive
+
+    doc = {"archive": {"version": 2, "hostname": "h", "timezone": "UTC"},
+           "metrics": [{"name": "m.d", "pmid": "60.0.1", "type": "u64", "sem": "discrete"}],
+           "samples": [{"time": 1100000000, "values": {"m.d": 5}}, {"time": 1100000060, "values": {"m.d": 6}},
+                       {"time": 1100000120, "mark": True}]}
+    generate_archive(parse_fixture(doc), tmp_path / "mark")
+    got = _replay(referee, tmp_path / "mark")
+    assert got.get("crash") == "SIGSEGV", got
