@@ -120,7 +120,7 @@ class Original:
         #: (bytes, where in the volumes joined, [(pmID, key)...]) of every result
         self.results: list[tuple[bytes, int, list[tuple[int, ValueKey]]]] = []
         for number, record in a.volume_records():
-            r = decode_result(record, a.version, types)
+            r = decode_result(record, a.version, types, a.stats)
             t = r.timestamp.total_nsec()
             keys = [(vs.pmid, (t, vs.pmid, inst, encode(v, types[vs.pmid])))
                     for vs in r.vsets if vs.pmid in types for inst, v in vs.values]

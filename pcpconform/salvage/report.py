@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from pcpconform.check.rules import RULES
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import Timestamp
 
 __all__ = ["Item", "SalvageReport", "ACTIONS", "EXIT_CLEAN", "EXIT_LOST", "EXIT_FAILED"]
@@ -123,6 +124,9 @@ class SalvageReport:
     out_codes: list[str] = field(default_factory=list)
     #: why no output could be written (the salvage could not be carried out)
     failure: str | None = None
+    #: what the fast paths did (results kept as they are or walked, written by the bulk
+    #: encoder or the schema)
+    paths: PathStats = field(default_factory=PathStats, repr=False, compare=False)
     _folded: dict[tuple[str, str, str, str | None], Item] = field(default_factory=dict, repr=False)
 
     def add(self, item: Item, fold: bool = False) -> None:

@@ -12,24 +12,24 @@ place cannot then pass unseen). What remains is written again as libpcp lays it 
 
 from __future__ import annotations
 
+import enum
 import struct
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset, event_array, structs
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, decode_block, decode_insitu
-from pcpconform.io.bulk import DecodedResult, DecodedValueSet, decode_result_bulk, encode_result, result_head
+from pcpconform.io.bulk import DecodeReason, decode_fast
+from pcpconform.io.decoded import DecodedResult, DecodedValueSet, result_head
+from pcpconform.io.encode import encode_result
 from pcpconform.io.reader import RawRecord
 from pcpconform.io.writer import ValueSetSpec, layout_result, valfmt_for
 from pcpconform.salvage.plausible import time_ok
 
-__all__ = ["Described", "ResultSalvage", "salvage_result", "ENCODE_PATHS"]
+__all__ = ["Described", "ResultSalvage", "salvage_result", "walk_result", "keep_result", "KeepReason", "KEEP"]
 
-#: how results written again were encoded: by the bulk encoder, or by the schema (its
-#: fallback, for what it does not build)
-ENCODE_PATHS: Counter[str] = Counter()
 _VSET_HEAD = struct.Struct(">Ii")
 _WORD = struct.Struct(">I")
 _PAIR = struct.Struct(">iI")
@@ -73,9 +73,28 @@ class ResultSalvage:
         return self.record is not None and self.values_out == 0 and not self.dropped
 
 
-def salvage_result(data: bytes, version: int, described: Described) -> ResultSalvage | None:
+class KeepReason(enum.Enum):
+    """Why a result record is not kept byte for byte as it is (it is walked instead)."""
+
+    SHORT = "shorter than a header and a trailer"
+    MARK = "a mark"
+    TIME = "its timestamp is not a time"
+    NOT_CANONICAL = "not laid out as the writer lays it out"
+    UNDESCRIBED = "a metric without a descriptor"
+    SINGULAR = "several values of a singular metric"
+
+
+def salvage_result(data: bytes, version: int, described: Described, stats: PathStats) -> ResultSalvage | None:
     """Salvage a framed result record (``data`` with its length words) against the output's
-    descriptors. None when not even the header can be read."""
+    descriptors (``salvage.result``: a record the bulk decoder vouches for is kept as it
+    is, any other walked; both counted in ``stats``). None when not even the header can be
+    read."""
+    return KEEP(stats, data, version, described, stats)
+
+
+def walk_result(data: bytes, version: int, described: Described, stats: PathStats) -> ResultSalvage | None:
+    """The reference of ``salvage.result``: the record walked value set by value set, what
+    survives written again as libpcp lays it out (by ``bulk.encode``, counted in ``stats``)."""
     header = RESULT_HEADER_SIZE[version]
     if len(data) < header + 4:
         return None
@@ -91,26 +110,37 @@ def salvage_result(data: bytes, version: int, described: Described) -> ResultSal
             out.repaired.append(("result.mark-size", f"a mark of {len(data)} bytes is kept as a mark"))
             out.record = structs(version).result_record.build(layout_result(version, stamp, []))
         return out
-    fast = _fast(data, version, described)
-    if fast is not None:
-        return fast
-    return _Walk(data, version, described, out).run(numpmid)
+    return _Walk(data, version, described, out, stats).run(numpmid)
 
 
-def _fast(data: bytes, version: int, described: Described) -> ResultSalvage | None:
-    """The record as it is, when the bulk decoder vouches for every byte of it."""
+def keep_result(data: bytes, version: int, described: Described, stats: PathStats) -> ResultSalvage:
+    """The fast path of ``salvage.result``: the record as it is, when the bulk decoder
+    vouches for every byte of it (the writer's layout of its own values, every metric
+    described, no singular metric with several values); ``Declined`` otherwise."""
+    if len(data) < RESULT_HEADER_SIZE[version] + 4:
+        raise Declined(KeepReason.SHORT)
+    stamp, numpmid = result_head(data, version)
+    if numpmid == 0:
+        raise Declined(KeepReason.MARK)
+    if not time_ok(stamp, version):
+        raise Declined(KeepReason.TIME)
     types = described.types
-    res = decode_result_bulk(RawRecord("", 0, 0, data), version, types)
-    if res is None or not res.canonical or any(
-            vs.pmid not in types or (vs.numval > 1 and vs.pmid in described.singular) for vs in res.vsets):
-        return None
+    res = decode_fast(RawRecord("", 0, 0, data), version, types)
+    if not res.canonical:
+        raise Declined(KeepReason.NOT_CANONICAL)
+    if any(vs.pmid not in types for vs in res.vsets):
+        raise Declined(KeepReason.UNDESCRIBED)
+    if any(vs.numval > 1 and vs.pmid in described.singular for vs in res.vsets):
+        raise Declined(KeepReason.SINGULAR)
     values = sum(vs.numval for vs in res.vsets if vs.numval > 0)
     return ResultSalvage(res.timestamp, data, values, values)
 
 
 class _Walk:
-    def __init__(self, data: bytes, version: int, described: Described, out: ResultSalvage) -> None:
+    def __init__(self, data: bytes, version: int, described: Described, out: ResultSalvage,
+                 stats: PathStats) -> None:
         self.data = data
+        self.stats = stats
         self.version = version
         self.types = described.types
         self.lost = described.lost
@@ -152,7 +182,7 @@ class _Walk:
             out.fatal = ("result.decode", "no value of the record can be kept")
             return out
         out.values_out = sum(len(s.values) for s in specs)
-        out.record = _encode(self.version, out.timestamp, specs, self.types)
+        out.record = _encode(self.version, out.timestamp, specs, self.types, self.stats)
         return out
 
     def _blocks(self, vsets: list[tuple[int, int, int | None, list[tuple[int, int]]]], start: int) -> str | None:
@@ -246,18 +276,13 @@ class _Walk:
         return decode_block(dtype, payload)
 
 
-def _encode(version: int, stamp: Timestamp, specs: list[ValueSetSpec], types: dict[int, int]) -> bytes:
-    """The record libpcp lays out for these values: the bulk encoder's packing where it
-    builds the record, the schema's otherwise (the same bytes either way)."""
+def _encode(version: int, stamp: Timestamp, specs: list[ValueSetSpec], types: dict[int, int],
+            stats: PathStats) -> bytes:
+    """The record libpcp lays out for these values (``bulk.encode``: the bulk encoder's
+    packing where it builds the record, the schema's otherwise; the same bytes either way)."""
     res = DecodedResult(stamp, [DecodedValueSet(s.pmid, s.numval if s.numval is not None else len(s.values),
                                                 None, list(s.values)) for s in specs], canonical=True)
-    fast = encode_result(version, res, types)
-    if fast is not None:
-        ENCODE_PATHS["bulk"] += 1
-        return fast
-    ENCODE_PATHS["schema"] += 1
-    record: bytes = structs(version).result_record.build(layout_result(version, stamp, specs))
-    return record
+    return encode_result(version, res, types, stats)
 
 
 def _event_problem(payload: bytes, highres: bool) -> tuple[str, str] | None:
@@ -273,3 +298,7 @@ def _event_problem(payload: bytes, highres: bool) -> tuple[str, str] | None:
             if want is not None and len(p.vbuf) != want:
                 return "event.param-len", f"an event parameter of type {p.type} has {len(p.vbuf)} value bytes"
     return None
+
+
+KEEP = register("salvage.result", reference=walk_result, fast=keep_result, reasons=(KeepReason, DecodeReason),
+                inputs="salvage-record")

@@ -134,7 +134,7 @@ class _VolumePass:
         self.high = max(known) + _PLAUSIBLE_AFTER if known else None
 
     def decode(self, data: bytes) -> ResultSalvage | None:
-        return salvage_result(data, self.version, self.described)
+        return salvage_result(data, self.version, self.described, self.report.paths)
 
     def proven(self, rs: ResultSalvage) -> bool:
         if not rs.whole:

@@ -174,25 +174,33 @@ def test_a_valid_archive_is_copied_byte_for_byte(archive: Path, tmp_path: Path) 
 def test_results_written_again_take_the_bulk_encoder_and_match_the_schema(base: str) -> None:
     """SALVAGE-RESULT-3: every result walked and written again is what the schema builds,
     and the bulk encoder builds it (no silent fallback)."""
+    from pcpconform.fastpath import PathStats
     from pcpconform.io.archive import Archive
-    from pcpconform.io.bulk import result_head
     from pcpconform.salvage import results
 
     root = Path(__file__).resolve().parents[2]
     a = Archive(root / base)
     types = {int(d.pmid): d.type for d in a.descs()}
-    before = results.ENCODE_PATHS.copy()
+    stats = PathStats()
     walked = 0
     for _, rec in a.volume_records():
-        stamp, numpmid = result_head(rec.data, a.version)
-        if numpmid == 0:
-            continue
-        described = results.Described(types)
-        out = results._Walk(rec.data, a.version, described, results.ResultSalvage(stamp, None)).run(numpmid)
-        assert out.record == rec.data       # libpcp wrote it: written again, the same bytes
-        walked += 1
-    assert walked and results.ENCODE_PATHS["bulk"] - before["bulk"] == walked
-    assert results.ENCODE_PATHS["schema"] == before["schema"]
+        out = results.walk_result(rec.data, a.version, results.Described(types), stats)
+        assert out is not None and out.record == rec.data   # libpcp wrote it: written again, the same bytes
+        walked += out.values_out > 0
+    assert walked and stats.answered["bulk.encode"] == walked
+    assert not stats.reasons("bulk.encode")
+
+
+def test_a_canonical_result_is_kept_as_it_is_and_counted(tmp_path: Path) -> None:
+    """``salvage.result``: every result of a valid archive is kept by the fast path (a mark
+    alone is walked), each counted once."""
+    from pcpconform.salvage.results import KeepReason
+
+    report = salvage_archive(Path(__file__).resolve().parents[2] / "corpus/cases/valid/pmlogger-v3/a",
+                             tmp_path / "out")
+    kept, declined = report.paths.answered["salvage.result"], report.paths.reasons("salvage.result")
+    assert kept > 0 and set(declined) <= {KeepReason.MARK}
+    assert kept + sum(declined.values()) == report.records_out
 
 
 def test_a_label_is_the_version_its_length_words_say_when_its_magic_disagrees(tmp_path: Path) -> None:
