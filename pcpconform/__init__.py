@@ -59,6 +59,8 @@ _LAZY = {
     "parse_fixture": "pcpconform.fixtures.fixture",
     "generate_archive": "pcpconform.fixtures.generate",
     "check_archive": "pcpconform.check.engine",
+    "salvage_archive": "pcpconform.salvage",
+    "SalvageReport": "pcpconform.salvage",
     "Replay": "pcpconform.oracles.interp.replay",
     "interpolate": "pcpconform.oracles.interp.replay",
 }
@@ -68,7 +70,8 @@ __all__ = [
     "UnitsError", "UnitsAbort", "ConvScaleError", "DeriveSyntaxError", "DeriveSemanticError",
     "Archive", "structs", "PmID", "PmInDom", "PmType", "PmSem", "PmUnits", "Timestamp",
     "ArchiveWriter", "rebuild_archive", "write_jsonl", "write_text", "undump", "Fixture",
-    "load_fixture", "parse_fixture", "generate_archive", "check_archive", "Replay", "interpolate",
+    "load_fixture", "parse_fixture", "generate_archive", "check_archive", "salvage_archive", "SalvageReport",
+    "Replay", "interpolate",
 ]
 
 if TYPE_CHECKING:
@@ -84,6 +87,7 @@ if TYPE_CHECKING:
     from pcpconform.io.rebuild import rebuild_archive
     from pcpconform.io.writer import ArchiveWriter
     from pcpconform.oracles.interp.replay import Replay, interpolate
+    from pcpconform.salvage import SalvageReport, salvage_archive
 
 
 def __getattr__(name: str) -> Any:

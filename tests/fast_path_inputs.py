@@ -37,6 +37,7 @@ from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.evaluate import EMULATABLE
 from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES
+from pcpconform.salvage.results import Described
 from tests.bench_modules import bench_module
 from tests.derive_random import expressions, pool_of, schedule_of
 
@@ -161,6 +162,7 @@ class Families:
             "derive-schedule": self.derive_schedule,
             "interp-schedule": self.interp_schedule,
             "interp-archive": self.interp_archive,
+            "salvage-record": self.salvage_record,
         }
 
     # -- seeds and mutants --------------------------------------------------------------
@@ -240,6 +242,16 @@ class Families:
     def result_record(self, data: st.DataObject) -> tuple[Any, ...]:
         records, version, types = self._records(data)
         return data.draw(st.sampled_from(records), label="record"), version, types
+
+    def salvage_record(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A result record's bytes, its version, what salvage's descriptors say (some
+        metrics undescribed, some singular) and the stats the walk counts in."""
+        record, version, types = self.result_record(data)
+        pmids = sorted(types)
+        lost = data.draw(st.sets(st.sampled_from(pmids)) if pmids else st.just(set()), label="undescribed")
+        singular = data.draw(st.sets(st.sampled_from(pmids)) if pmids else st.just(set()), label="singular")
+        described = Described({p: t for p, t in types.items() if p not in lost}, frozenset(singular))
+        return record.data, version, described, PathStats()
 
     def meta_record(self, data: st.DataObject) -> tuple[Any, ...]:
         """A record of a .meta file (as far as it frames), and its version."""

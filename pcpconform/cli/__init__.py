@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "undump": ("undump", "write the archive a JSON Lines dump describes"),
     "rebuild": ("rebuild", "parse every record and build it again"),
     "check": ("check", "validate archives and report every problem found"),
+    "salvage": ("salvage", "rescue a damaged archive into a new one every libpcp reads"),
     "interp": ("interp", "replay metrics at any times as libpcp's PM_MODE_INTERP does"),
     "derive": ("derive", "evaluate derived-metric expressions over an archive as libpcp does"),
     "corpus": ("corpus", "build the conformance corpus data from the kit, or check it"),

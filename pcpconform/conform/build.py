@@ -26,6 +26,7 @@ from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
 from pcpconform.conform.mmv_writer import mmv_writer_cases
 from pcpconform.conform.plans import attach_expectations
+from pcpconform.conform.salvage_cases import SALVAGED, attach_salvage, salvage_only_cases
 from pcpconform.version import __version__
 
 __all__ = ["DUMP", "BASE", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
@@ -118,7 +119,9 @@ def make_cases(corpus: str | Path) -> list[Made]:
         valid = (fixture_cases(root, tmp) + compressed_cases(root, tmp) + source_cases(root)
                  + quirk_cases(tmp))
         attach_expectations(root, valid, _materialise(valid, tmp))
-        invalid = _invalid(tmp) + _mmv(tmp) + _promoted(root)
+        invalid = _invalid(tmp) + salvage_only_cases(tmp) + _mmv(tmp) + _promoted(root)
+        salvaged = [m for m in invalid if m.id in SALVAGED or m.id.startswith("salvage-")]
+        attach_salvage(salvaged, _materialise(salvaged, tmp))
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
         checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
         return valid + mmv_cases(checks) + mmv_writer_cases(root) + invalid

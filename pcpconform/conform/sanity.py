@@ -22,6 +22,7 @@ from pcpconform.conform.build import corpus_files, dump_bytes
 from pcpconform.conform.coverage import Coverage, load_exceptions
 from pcpconform.conform.expected import Outcome, Schedule, derive_outcome, document_bytes, interp_outcome
 from pcpconform.conform.manifest import CASE_FILE, KINDS, Case, ManifestError, load_corpus
+from pcpconform.conform.salvage_cases import salvage_expectation
 from pcpconform.errors import PcpConformError
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
@@ -137,6 +138,21 @@ def check_case(case: Case) -> list[str]:
     if "fixture" in case.data and dump is not None:
         out += _writer_problems(case)
     out += _replay_problems(case)
+    out += _salvage_problems(case)
+    return out
+
+
+def _salvage_problems(case: Case) -> list[str]:
+    """The case's salvage expectation is what ``pcpconform salvage`` makes of it now."""
+    want = case.expected.get("salvage")
+    if want is None:
+        return []
+    files, expected, _ = salvage_expectation(case.path)
+    out = [] if expected == want else [f"salvage: expected {want}, salvage gives {expected}"]
+    for name, content in sorted(files.items()):
+        path = case.path / name
+        if not path.is_file() or path.read_bytes() != content:
+            out.append(f"salvage: {name} differs from what salvage writes")
     return out
 
 

@@ -44,7 +44,8 @@ class Job:
 class Verdict:
     """A finding's kind and what makes it distinct (before backtraces refine crashes)."""
 
-    kind: str       # crash, hang, memory, misread, accepts-invalid, rejects-valid, kit-internal
+    kind: str       # crash, hang, memory, misread, accepts-invalid, rejects-valid, kit-internal,
+    #                 unreadable-output
     detail: str
     judge: str = "target"                   # who says it is wrong: the target's own behaviour, or the kit
     evidence: str = ""                      # the particulars of this instance (not part of the signature)
@@ -190,6 +191,10 @@ def observe(job: Job) -> Observation:
     dump = None
     codes, errors, diags, dump = kit_judgement(job.kind, job.files, job.names, want_dump=job.target.impl)
     verdict = classify(run, job.target)
+    if verdict is None and run.output_errors:
+        # the target wrote an archive at {out} that the validator rejects (libpcp would)
+        verdict = Verdict("unreadable-output", f"the archive written at {{out}} has error {run.output_errors[0]}",
+                          "kit validator", ", ".join(run.output_errors))
     if verdict is None and "check.internal" in codes:
         # the kit's own validator broke on these bytes: a finding against the judge itself
         message = next((str(d["message"]) for d in diags if d["code"] == "check.internal"), "")

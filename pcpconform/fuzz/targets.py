@@ -5,6 +5,7 @@ under ``ROOT/tmp``."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import resource
@@ -24,11 +25,14 @@ from pcpconform.errors import UsageError
 
 __all__ = ["Target", "RunResult", "PLACEHOLDERS", "target_from_template", "target_from_impl"]
 
-#: what a template may name: the mutant archive's base path, its directory, an MMV file, a config
-PLACEHOLDERS = ("archive", "dir", "mmv", "config")
+#: what a template may name: the mutant archive's base path, its directory, an MMV file, a config,
+#: and the base path of an archive the command writes (checked by the validator after the run)
+PLACEHOLDERS = ("archive", "dir", "mmv", "config", "out")
+#: the base name ``{out}`` stands for in a run's directory
+OUT_BASE = "out"
 _CHROOT_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                "LANG=C.UTF-8", "HOME=/root")
-_PLACEHOLDER = re.compile(r"\{(archive|dir|mmv|config)\}")
+_PLACEHOLDER = re.compile(r"\{(archive|dir|mmv|config|out)\}")
 _OUTPUT_LIMIT = 1 << 20     # bytes of stdout/stderr kept per run
 
 
@@ -42,6 +46,9 @@ class RunResult:
     stderr: bytes
     seconds: float
     maxrss_kb: int = 0
+    #: for a target that writes an archive at ``{out}``: the validator's error codes for
+    #: it (empty: it checks clean), or None when the run wrote no archive there
+    output_errors: tuple[str, ...] | None = None
 
     @property
     def timed_out(self) -> bool:
@@ -102,15 +109,29 @@ class Target:
             for name, data in files.items():
                 (work / name).write_bytes(data)
             inner = work if self.chroot is None else Path("/tmp") / work.name
-            where = {"dir": str(inner), **{k: str(inner / v) for k, v in names.items()}}
+            where = {"dir": str(inner), "out": str(inner / OUT_BASE), **{k: str(inner / v) for k, v in names.items()}}
             argv = [_PLACEHOLDER.sub(lambda m: where.get(m.group(1), m.group(0)), w) for w in self.argv]
             if self.chroot is not None:
                 argv = ["chroot", str(self.chroot), "/usr/bin/env", "-i", *_CHROOT_ENV,
                         *(f"{k}={v}" for k, v in self.env.items()), *argv]
             env = None if self.chroot is not None else {**os.environ, **self.env}
-            return execute([*wrapper, *argv], work, timeout or self.timeout, self.memory_mb, env)
+            result = execute([*wrapper, *argv], work, timeout or self.timeout, self.memory_mb, env)
+            if "out" in self.needs:
+                result = dataclasses.replace(result, output_errors=_output_errors(work / OUT_BASE))
+            return result
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _output_errors(base: Path) -> tuple[str, ...] | None:
+    """The validator's error codes for the archive a run wrote at ``base`` (None: none)."""
+    if not any(p.name.startswith(base.name + ".") for p in base.parent.iterdir()):
+        return None
+    from pcpconform.check.engine import check_archive
+    from pcpconform.check.rules import Severity
+
+    report = check_archive(base)
+    return tuple(sorted({d.code for d in report.diagnostics if d.severity == Severity.ERROR}))
 
 
 def _limits(memory_mb: int) -> None:
@@ -184,6 +205,8 @@ def target_from_template(template: str, *, timeout: float = 10.0, memory_mb: int
         raise UsageError("--target: an empty command")
     if not any(_PLACEHOLDER.search(w) for w in words):
         raise UsageError(f"--target {template!r}: name the input with {{archive}}, {{dir}}, {{mmv}} or {{config}}")
+    if not any(re.search(r"\{(archive|dir|mmv|config)\}", w) for w in words):
+        raise UsageError(f"--target {template!r}: {{out}} names what it writes; name its input too")
     root = _root(chroot)
     if root is None:
         words = command_argv(shlex.join(words))

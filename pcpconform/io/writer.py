@@ -198,6 +198,11 @@ class ArchiveWriter:
         assert self._meta is not None
         self._meta.write(self.s.meta_record.build(Container(type=rtype, body=body)))
 
+    def put_meta_bytes(self, record: bytes) -> None:
+        """Append a .meta record already built (framing included)."""
+        assert self._meta is not None
+        self._meta.write(record)
+
     def put_desc(self, *args: Any) -> None:
         self.put_meta(TYPE_DESC, desc_body(*args))
 

@@ -132,3 +132,25 @@ def test_the_kits_own_internal_error_is_a_finding(monkeypatch: pytest.MonkeyPatc
     obs = observe(Job(target_from_template("cat {archive}.meta"), "archive", files, {"archive": "a"}))
     assert "check.internal" in obs.codes
     assert obs.verdict is not None and obs.verdict.kind == "kit-internal"
+
+
+def test_unreadable_output_oracle_checks_what_the_target_writes() -> None:
+    target = target_from_template(f"{PY} {TARGETS}/copy_to_out.py {{archive}} {{out}}", timeout=30)
+    assert "out" in target.needs
+    assert _observe(target, _seed()).verdict is None
+    verdict = _observe(target, _with_desc("type", 42)).verdict
+    assert verdict is not None and verdict.kind == "unreadable-output" and "desc.type" in verdict.detail
+
+
+def test_salvage_as_a_target_writes_what_the_validator_accepts() -> None:
+    """`pcpconform fuzz --target 'pcpconform salvage {archive} {out}'` (spec/salvage.md)."""
+    salvage = "import sys; from pcpconform.cli import main; sys.exit(main())"
+    target = target_from_template(f"{sys.executable} -c '{salvage}' salvage {{archive}} {{out}}", timeout=60)
+    obs = _observe(target, _with_desc("type", 42))
+    assert obs.verdict is None and obs.returncode == 1, obs
+    assert b"exit 1: something was lost" in obs.stdout_head
+
+
+def test_a_template_naming_only_its_output_is_a_usage_error() -> None:
+    with pytest.raises(Exception, match="name its input too"):
+        target_from_template("cp x {out}")

@@ -2,7 +2,7 @@
 
 Layers, bottom to top (docs/architecture.md):
 
-    errors < format < io < {dump, fixtures} < {check, oracles.interp} < oracles.derive
+    errors < format < io < {dump, fixtures} < {check, oracles.interp} < {oracles.derive, salvage}
            < conform < extra < cli
 
 Modules of one layer may import each other; ``pcpconform/__init__.py`` (the public API,
@@ -32,6 +32,7 @@ RANKS = {
     "pcpconform.check": 4,
     "pcpconform.oracles.interp": 4,
     "pcpconform.oracles.derive": 5,
+    "pcpconform.salvage": 5,
     "pcpconform.conform": 6,
     "pcpconform.extra": 7,
     "pcpconform.fuzz": 7,
@@ -39,7 +40,8 @@ RANKS = {
     "pcpconform": 9,
 }
 #: layers of equal rank that must not depend on each other
-PEERS = [("pcpconform.dump", "pcpconform.fixtures"), ("pcpconform.check", "pcpconform.oracles")]
+PEERS = [("pcpconform.dump", "pcpconform.fixtures"), ("pcpconform.check", "pcpconform.oracles"),
+         ("pcpconform.salvage", "pcpconform.oracles")]
 
 
 def layer(module: str) -> str:

@@ -10,13 +10,13 @@ asked for and answered; nothing is left out on the strength of a label of the in
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 from typing import Any
 
 from pcpconform.format.pmtypes import LabelType, PmID, PmInDom, PmType, TextType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.salvage.measure import encode
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.referees import Referee
 
@@ -24,18 +24,11 @@ __all__ = ["assert_reader_matches_libpcp", "libpcp_encoding", "our_view", "reade
 
 
 def libpcp_encoding(value: Any, ptype: int) -> Any:
-    """A decoded value in pm_read.py's encoding."""
-    if ptype == PmType.FLOAT:
-        return f"f32:{value.bits:08x}" if isinstance(value, F32) else value
-    if ptype == PmType.DOUBLE:
-        return "f64:" + struct.pack(">d", value).hex()
-    if ptype == PmType.STRING:
-        return "str:" + bytes(value).split(b"\0", 1)[0].hex()
-    if ptype in (PmType.AGGREGATE, PmType.AGGREGATE_STATIC):
-        return "agg:" + bytes(value).hex()
-    if ptype in (PmType.EVENT, PmType.HIGHRES_EVENT):
-        return "event"
-    return value
+    """A decoded value in pm_read.py's encoding (``pcpconform.salvage.measure.encode``); a
+    FLOAT that is not an F32 (a computed one) stays as it is."""
+    if ptype == PmType.FLOAT and not isinstance(value, F32):
+        return value
+    return encode(value, ptype)
 
 
 def _ts(t: Timestamp) -> list[int]:
