@@ -1,0 +1,78 @@
+"""Which archives a set source names, as libpcp's ``expandArchiveList`` finds them.
+
+A set source is what every PCP client takes as one archive source: a comma-separated list
+of names, each an archive base name or a directory, where a directory stands for every
+archive in it (SET-FORM-1). The list is libpcp's *namelist*: its order is the order in
+which libpcp opens the members (and, for a directory, the order in which ``readdir``
+returns the ``.meta`` files, which is what ``os.listdir`` gives); the members are then put
+in time order by ``pcpconform.io.archiveset``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["SET_PROFILES", "compression_suffixes", "is_set_source", "log_base_name", "namelist"]
+
+#: the set behaviours of the reference libpcps: PCP 6.0.x, 6.3.x (to 7.1.3) and 7.1.4 on
+#: (unreadable and damaged members dropped, SET-MEMBER-2 and SET-MEMBER-3)
+SET_PROFILES = ("pcp-6.0", "pcp-6.3", "pcp-7")
+
+_SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst")
+
+
+def compression_suffixes(profile: str) -> tuple[str, ...]:
+    """The compression suffixes libpcp strips from file names: ``.zst`` from PCP 6.3.2 on
+    (SET-FORM-2, FMT-COMPRESS-2)."""
+    return _SUFFIXES if profile != "pcp-6.0" else _SUFFIXES[:-1]
+
+
+def log_base_name(name: str, profile: str = "pcp-7") -> tuple[str, str] | None:
+    """``__pmLogBaseName``: (base, part) when ``name`` names an archive file (part "meta",
+    "index" or a volume's digits, after one compression suffix is removed), else None."""
+    plain = name
+    for suffix in compression_suffixes(profile):
+        if plain.endswith(suffix) and "." in plain[: -len(suffix)]:
+            plain = plain[: -len(suffix)]
+            break
+    dot = plain.rfind(".")
+    if dot < 0:
+        return None
+    part = plain[dot + 1:]
+    if part in ("meta", "index"):
+        return plain[:dot], part
+    # strtol: optional blanks and sign, then digits to the end
+    digits = part.lstrip(" \t\n\r\f\v")
+    if digits[:1] in "+-":
+        digits = digits[1:]
+    if digits and digits.isascii() and digits.isdigit():
+        return plain[:dot], part
+    return None
+
+
+def is_set_source(name: str | os.PathLike[str]) -> bool:
+    """Whether libpcp takes ``name`` as a set: a comma-separated list or a directory."""
+    text = os.fspath(name)
+    return "," in text or os.path.isdir(text)
+
+
+def namelist(name: str | os.PathLike[str], profile: str = "pcp-7") -> list[str]:
+    """The archive names ``name`` expands to, in libpcp's order (SET-FORM-1): each
+    comma-separated item that opens as a directory gives ``DIR/BASE`` for every entry
+    ``BASE.meta`` (compressed or not) in ``readdir`` order; any other item is kept as it
+    is. Entries that are not archive files, and subdirectories, are not looked into."""
+    out: list[str] = []
+    for item in os.fspath(name).split(","):
+        try:
+            entries = os.listdir(item) if item else None
+        except OSError:
+            entries = None
+        if entries is None:
+            out.append(item)
+            continue
+        for entry in entries:
+            found = log_base_name(entry, profile)
+            if found is not None and found[1] == "meta":
+                out.append(str(Path(item) / found[0]) if found[0] else item.rstrip("/") + "/")
+    return out
