@@ -20,7 +20,7 @@ grow with the number of members.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,18 +28,37 @@ from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.io.archive import Archive, Desc, _Metadata
 from pcpconform.io.bulk import DecodedResult, decode_result, result_head
-from pcpconform.io.files import ArchiveFiles
+from pcpconform.io.files import ArchiveFiles, open_component
 from pcpconform.io.reader import Component, RawRecord
-from pcpconform.io.setform import SET_PROFILES, namelist
+from pcpconform.io.setform import SET_PROFILES, SetError, namelist
 from pcpconform.io.setmeta import check_descs, merge_metadata
 from pcpconform.io.setrecords import backward_mark_time, forward_mark_time, mark_record, v2_result_as_v3
 
-__all__ = ["ArchiveSet", "Member", "Seam", "open_source", "VOL_STRIDE"]
+__all__ = ["ArchiveSet", "Member", "Seam", "SetError", "libpcp_error", "open_source", "VOL_STRIDE"]
 
 #: a member's volume v is volume ``position * VOL_STRIDE + v`` of the set
 VOL_STRIDE = 1 << 32
+#: libpcp's end-of-log slop in seconds (INTERP-EOL-1)
+EDGE_SECONDS = 0.001
+
+
+#: the PMAPI error libpcp gives where the kit finds a member it cannot open (SET-MEMBER-1)
+_OPEN_ERRORS = {"file.empty": "PM_ERR_NODATA", "meta.no-desc": "PM_ERR_NODATA",
+                "label.truncated": "PM_ERR_NODATA", "meta.type": "PM_ERR_RECTYPE"}
+
+
+def libpcp_error(exc: Exception) -> str:
+    """The PMAPI error libpcp reports for what the kit raised opening or reading a set."""
+    if isinstance(exc, SetError):
+        return exc.libpcp
+    if isinstance(exc, FormatError):
+        if exc.code in _OPEN_ERRORS:
+            return _OPEN_ERRORS[exc.code]
+        return "PM_ERR_LABEL" if exc.code.startswith("label.") else "PM_ERR_LOGREC"
+    return "PM_ERR_LOGFILE"            # a missing .meta or data volume
 
 
 @dataclass
@@ -132,6 +151,8 @@ class ArchiveSet(Archive):
             self.members = _members
             self.skipped = list(_skipped or [])
             self._meta = _meta
+        #: members libpcp 7 stops reading at a damaged record: (name, the damage), as read
+        self.dropped: list[tuple[str, FormatError]] = []
         first = self.members[0].archive
         self.label = first.label
         self.version = max(m.archive.version for m in self.members)
@@ -159,10 +180,10 @@ class ArchiveSet(Archive):
                     continue
                 raise
             if by_time and archive.hostname != by_time[0].archive.hostname:
-                raise FormatError(f"hostname {archive.hostname!r} differs from "
-                                  f"{by_time[0].archive.hostname!r} of {by_time[0].name}: libpcp refuses "
-                                  "the set (PM_ERR_LOGHOST)", _label_location(archive, "label.hostname"),
-                                  "set.host")
+                raise SetError(f"hostname {archive.hostname!r} differs from "
+                               f"{by_time[0].archive.hostname!r} of {by_time[0].name}: libpcp refuses "
+                               "the set (PM_ERR_LOGHOST)", _label_location(archive, "label.hostname"),
+                               "set.host", "PM_ERR_LOGHOST")
             check_descs(descs, archive)
             at = len(by_time)
             duplicate = False
@@ -174,9 +195,9 @@ class ArchiveSet(Archive):
                     if name == other.name:
                         duplicate = True
                         break
-                    raise FormatError(f"starts at the same time as {other.name} ({archive.start}): "
-                                      "libpcp refuses the set (PM_ERR_LOGOVERLAP)",
-                                      _label_location(archive, "label.start"), "set.same-start")
+                    raise SetError(f"starts at the same time as {other.name} ({archive.start}): "
+                                   "libpcp refuses the set (PM_ERR_LOGOVERLAP)",
+                                   _label_location(archive, "label.start"), "set.same-start", "PM_ERR_LOGOVERLAP")
             if not duplicate:
                 by_time.insert(at, Member(name, archive, n))
         if not by_time:
@@ -192,6 +213,12 @@ class ArchiveSet(Archive):
             return self
         return ArchiveSet(self.source, profile=self.profile, direction=direction, _members=self.members,
                           _meta=self._meta, _skipped=self.skipped)
+
+    @property
+    def label_version(self) -> int:
+        """The version of the label the set reports: its first member's (records may be read
+        as version 3, ``version``, in a set that mixes versions)."""
+        return self.members[0].archive.version
 
     # -- metadata ------------------------------------------------------------------------
     @property
@@ -217,41 +244,110 @@ class ArchiveSet(Archive):
         """pmGetArchiveEnd of the set: the last member's last record."""
         return self.members[-1].end()
 
+    # -- end of log ----------------------------------------------------------------------
+    _eol_member = 0
+
+    def end_of_log(self, times: list[float], prev: float | None, end: float,
+                   rel: Callable[[Timestamp], float]) -> list[bool]:
+        """End of log for consecutive fetches at ``times`` (seconds from the set's start, as
+        ``rel`` computes them) after one at ``prev`` (SET-EOL-1): before the start, as for an
+        archive; after ``end`` only while libpcp reads the last member. pmSetMode puts it in
+        the member a fetch at the first time is positioned in; each fetch that is not end of
+        log leaves it in the member of the first record (or virtual mark) after the fetch
+        time, reading forwards."""
+        last = len(self.members) - 1
+        spans = self._spans(rel)
+        out = []
+        for t in times:
+            if prev is None:
+                self._eol_member = self._positioned(t, rel)
+            gone = t < -EDGE_SECONDS or (t - end > EDGE_SECONDS and self._eol_member == last)
+            if not gone and self.direction > 0:
+                self._eol_member = next((k for k, (stop, mark) in enumerate(spans)
+                                         if t < stop or (mark is not None and t < mark)), last)
+            out.append(gone)
+            prev = t
+        return out
+
+    def _spans(self, rel: Callable[[Timestamp], float]) -> list[tuple[float, float | None]]:
+        """Per member, its last record's time and its virtual mark's, from the set's start."""
+        out: list[tuple[float, float | None]] = []
+        for k, m in enumerate(self.members):
+            end = m.end()
+            stop = rel(end) if end is not None else float("-inf")
+            mark = rel(forward_mark_time(end)[0]) if end is not None and k + 1 < len(self.members) else None
+            out.append((stop, mark))
+        return out
+
+    def _positioned(self, t: float, rel: Callable[[Timestamp], float]) -> int:
+        """__pmLogSetTime: the first member starting at or after ``t``, one back reading
+        forwards; the last when none does."""
+        k = next((i for i, m in enumerate(self.members) if rel(m.start) - t >= 0), len(self.members))
+        if self.direction > 0:
+            return max(k - 1, 0)
+        return min(k, len(self.members) - 1)
+
     # -- records -------------------------------------------------------------------------
     def volume_records(self) -> Iterator[tuple[int, RawRecord]]:
         """Every record of the set in this direction's replay order (virtual marks included),
-        each with its set volume number (``VOL_STRIDE`` per member)."""
+        each with its set volume number (``VOL_STRIDE`` per member), as the replay reads
+        them (a virtual mark that shares its time with a record moved by one tick)."""
+        yield from self._records(shift=True)
+
+    def _records(self, *, shift: bool) -> Iterator[tuple[int, RawRecord]]:
         if self.direction > 0:
-            yield from self._forward()
+            yield from self._forward(shift)
         else:
-            yield from self._backward()
+            yield from self._backward(shift)
 
     def _member_records(self, m: Member) -> Iterator[tuple[int, RawRecord, Timestamp]]:
+        """The member's records with set volume numbers and times. Under ``pcp-7`` (a set
+        of more than one) a record libpcp cannot read ends the member there (SET-MEMBER-3):
+        the damage is noted in ``dropped`` and the member's later records are never read."""
         version = m.archive.version
         convert = version < self.version
         base = m.position * VOL_STRIDE
-        for vol, record in m.archive.volume_records():
-            if len(record.data) < 20:
-                stamp = Timestamp(0, 0)     # the decoder reports it
-            else:
-                stamp = result_head(record.data, version)[0]
+        checked = self.profile == "pcp-7" and self.multi
+        types = {pmid: d.type for pmid, d in self.metadata.descs.items()} if checked else {}
+        records = m.archive.volume_records()
+        while True:
+            try:
+                vol, record = next(records)
+                if checked:
+                    decode_result(record, version, types)
+            except StopIteration:
+                return
+            except FormatError as exc:
+                if not checked:
+                    raise
+                self.dropped.append((m.name, exc))
+                return
+            stamp = result_head(record.data, version)[0] if len(record.data) >= 20 else Timestamp(0, 0)
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp
 
-    def _forward(self) -> Iterator[tuple[int, RawRecord]]:
+    def _forward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
         previous: Member | None = None
         last: Timestamp | None = None
         for m in self.members:
             floor: Timestamp | None = None
-            if previous is not None and last is not None:
-                if m.start < last:
-                    raise FormatError(
-                        f"starts at {m.start}, before {previous.name} ends ({last}): libpcp's replay "
-                        "cannot cross this seam (PM_ERR_LOGOVERLAP) and is not modelled",
-                        _label_location(m.archive, "label.start"), "set.overlap")
+            damaged = previous is not None and any(name == previous.name for name, _ in self.dropped)
+            if previous is not None and last is not None and not damaged:
                 floor, _ = forward_mark_time(last)
                 first_vol = m.position * VOL_STRIDE + min(m.archive.files.volumes)
-                yield first_vol, mark_record(floor, self.version, f"<mark after {previous.name}>", -1)
-            last = None
+                # a record at the mark's own time bounds fetches after it (read after the
+                # mark) but not before (a search for a next bound stops at the mark): the
+                # mark goes 1 ns before it (SET-REPLAY-2)
+                tied = shift and self._first_time(m) == floor
+                at = Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor
+                yield first_vol, mark_record(at, self.version, f"<mark after {previous.name}>", -1)
+                if m.start < last:
+                    # the mark is delivered, then the switch fails
+                    raise SetError(
+                        f"starts at {m.start}, before {previous.name} ends ({last}): libpcp's replay "
+                        "cannot cross this seam (PM_ERR_LOGOVERLAP) and is not modelled",
+                        _label_location(m.archive, "label.start"), "set.overlap", "PM_ERR_LOGOVERLAP")
+            if not damaged:
+                last = None
             for gvol, record, stamp in self._member_records(m):
                 last = stamp
                 if floor is not None and stamp < floor:
@@ -259,28 +355,53 @@ class ArchiveSet(Archive):
                 yield gvol, record
             previous = m
 
-    def _backward(self) -> Iterator[tuple[int, RawRecord]]:
+    def _backward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
         for i, m in enumerate(self.members):
             ceiling = backward_mark_time(self.members[i + 1].start) if i + 1 < len(self.members) else None
             if ceiling is not None:
                 end = m.end()
                 if end is not None and self.members[i + 1].start < end:
                     nxt = self.members[i + 1]
-                    raise FormatError(
+                    raise SetError(
                         f"starts at {nxt.start}, before {m.name} ends ({end}): libpcp's replay "
                         "cannot cross this seam (PM_ERR_LOGOVERLAP) and is not modelled",
-                        _label_location(nxt.archive, "label.start"), "set.overlap")
+                        _label_location(nxt.archive, "label.start"), "set.overlap", "PM_ERR_LOGOVERLAP")
+            tie = False
             for gvol, record, stamp in self._member_records(m):
                 if ceiling is not None and stamp > ceiling:
                     continue                # never delivered reading backwards
+                tie = stamp == ceiling
                 yield gvol, record
+            if self.dropped:
+                name, exc = self.dropped[0]
+                raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a backward replay "
+                                 "over a member libpcp 7 drops while reading is not modelled")
             if ceiling is not None:
+                # a record at the mark's time: the mark bounds fetches after it, the record
+                # those before it (SET-REPLAY-3)
+                at = Timestamp.from_nsec(ceiling.total_nsec() + self._tick) if shift and tie else ceiling
                 yield (m.position + 1) * VOL_STRIDE - 1, mark_record(
-                    ceiling, self.version, f"<mark before {self.members[i + 1].name}>", 1 << 62)
+                    at, self.version, f"<mark before {self.members[i + 1].name}>", 1 << 62)
+
+    @property
+    def _tick(self) -> int:
+        """The smallest step of the set's record times: 1 us in version 2, 1 ns in 3."""
+        return 1000 if self.version == 2 else 1
+
+    def _first_time(self, m: Member) -> Timestamp | None:
+        """The time of the member's first record (None if it has none it can read)."""
+        try:
+            for _, record in m.archive.volume_records():
+                return result_head(record.data, m.archive.version)[0] if len(record.data) >= 20 else None
+        except FormatError:
+            pass
+        return None
 
     def results(self) -> Iterator[DecodedResult]:
+        """The set's results as a client reading it in this direction gets them
+        (pmFetchArchive), virtual marks at their own times."""
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()}
-        for _, record in self.volume_records():
+        for _, record in self._records(shift=False):
             yield decode_result(record, self.version, types)
 
     def results_from(self, vol: int, offset: int) -> Iterator[DecodedResult]:
@@ -306,32 +427,39 @@ class ArchiveSet(Archive):
 
 def open_member(name: str) -> Archive:
     """A member as libpcp's ``__pmLogOpen`` opens it: FormatError (or UsageError for
-    missing files) on what makes libpcp refuse it (SET-MEMBER-1)."""
+    missing files) on what makes libpcp refuse it (SET-MEMBER-1): labels that do not
+    agree, a .meta, .index or first volume that holds only its label, no metric names."""
     archive = Archive(name)
     meta = archive.files.meta
     assert meta is not None
     labels = []
-    for path in [meta, archive.files.volumes[min(archive.files.volumes)],
-                 *([archive.files.index] if archive.files.index is not None else [])]:
+    for path in [archive.files.volumes[min(archive.files.volumes)],
+                 *([archive.files.index] if archive.files.index is not None else []), meta]:
         with Component(path) as comp:
             labels.append((path, comp.version, comp.label))
-            if path == archive.files.index:
-                if next(comp.index_entries(), None) is None:
-                    raise FormatError("the .index holds no entry (PM_ERR_NODATA)", Location(path.name, 1),
-                                      "file.empty")
-            elif next(comp.records("meta" if path == meta else "volume"), None) is None:
-                raise FormatError("the file holds only its label (PM_ERR_NODATA)", Location(path.name, 1),
-                                  "file.empty")
+        if _holds_only_label(path, comp.version):
+            raise FormatError("the file holds only its label (PM_ERR_NODATA)", Location(path.name, 1),
+                              "file.empty")
     _, version, label = labels[0]
     for path, v, other in labels[1:]:
         if v != version or other.pid != label.pid or other.hostname != label.hostname:
-            raise FormatError("version, pid or hostname differ from the .meta label (PM_ERR_LABEL)",
+            raise FormatError("version, pid or hostname differ from the first volume's label (PM_ERR_LABEL)",
                               Location(path.name, 0, 0, "label"), "label.mismatch")
-    if not archive.metadata.descs:
-        raise FormatError("the .meta holds no descriptor (PM_ERR_NODATA)", Location(meta.name), "meta.no-desc")
+    if not archive.metadata.names:
+        raise FormatError("the .meta names no metric (PM_ERR_NODATA)", Location(meta.name), "meta.no-desc")
     return archive
+
+
+def _holds_only_label(path: Path, version: int) -> bool:
+    """libpcp's test for an empty file: its size is the label's (e_loglabel.c)."""
+    size = LABEL_SIZE[version]
+    stream = open_component(path)
+    try:
+        return len(stream.read(size + 1)) == size
+    finally:
+        stream.close()
 
 
 def _label_location(archive: Archive, field: str) -> Location:
     meta = archive.files.meta
-    return Location(meta.name if meta is not None else str(archive.files.base), 0, 0, field)
+    return Location(str(meta) if meta is not None else str(archive.files.base), 0, 0, field)

@@ -13,11 +13,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["SET_PROFILES", "compression_suffixes", "is_set_source", "log_base_name", "namelist"]
+from pcpconform.errors import FormatError, Location
+
+__all__ = ["SET_PROFILES", "SetError", "compression_suffixes", "is_set_source", "log_base_name", "namelist",
+           "set_profile_for"]
 
 #: the set behaviours of the reference libpcps: PCP 6.0.x, 6.3.x (to 7.1.3) and 7.1.4 on
 #: (unreadable and damaged members dropped, SET-MEMBER-2 and SET-MEMBER-3)
 SET_PROFILES = ("pcp-6.0", "pcp-6.3", "pcp-7")
+
+class SetError(FormatError):
+    """libpcp refuses the set (or cannot replay it) with the PMAPI error ``libpcp``."""
+
+    def __init__(self, message: str, location: Location, code: str, libpcp: str) -> None:
+        super().__init__(message, location, code)
+        self.libpcp = libpcp
+
 
 _SUFFIXES = (".xz", ".lzma", ".bz2", ".bz", ".gz", ".Z", ".z", ".zst")
 
@@ -76,3 +87,12 @@ def namelist(name: str | os.PathLike[str], profile: str = "pcp-7") -> list[str]:
             if found is not None and found[1] == "meta":
                 out.append(str(Path(item) / found[0]) if found[0] else item.rstrip("/") + "/")
     return out
+
+
+def set_profile_for(version: str) -> str:
+    """The set behaviour of libpcp ``version`` (``version`` as "7.2.2"): PCP 7.1.4 began
+    leaving unreadable and damaged members out, PCP 6.3 loads each member's metadata once."""
+    parts = tuple(int(x) for x in version.split(".")[:3] if x.isdigit())
+    if parts >= (7, 1, 4):
+        return "pcp-7"
+    return "pcp-6.3" if parts >= (6, 3, 0) else "pcp-6.0"

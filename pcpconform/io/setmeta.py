@@ -14,10 +14,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from pcpconform.errors import FormatError, Location
+from pcpconform.errors import Location
 from pcpconform.format.pmtypes import PmID
 from pcpconform.format.schema import TYPE_DESC
 from pcpconform.io.archive import Archive, Desc, InDomRecord, LabelRecord, _Metadata
+from pcpconform.io.setform import SetError
 
 __all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "merge_metadata"]
 
@@ -56,10 +57,10 @@ def check_descs(seen: dict[int, tuple[Desc, Archive]], member: Archive) -> None:
         if clash is not None:
             field, error = clash
             name = (old.names or desc.names or (str(PmID(pmid)),))[0]
-            raise FormatError(
+            raise SetError(
                 f"{field} of {name} differs from {owner.files.base.name}'s ({getattr(old, field)} "
                 f"here {getattr(desc, field)}): libpcp refuses the set ({error})",
-                desc_location(member, pmid), "set.desc")
+                desc_location(member, pmid), "set.desc", error)
 
 
 def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profile: str) -> _Metadata:
@@ -91,6 +92,11 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
         # every member in turn, then the first in time again (it is reopened: SET-META-3)
         for member in [*loaded, *by_time[:1]]:
             md.text.update(member.metadata.text)
+    for pmid, desc in md.descs.items():
+        # a name bound to another pmID by an earlier member is not this one's
+        bound = tuple(n for n in desc.names if md.names.get(n) == pmid)
+        if bound != desc.names:
+            md.descs[pmid] = Desc(desc.pmid, desc.type, desc.indom, desc.sem, desc.units, bound)
     for key, entries in indoms.items():
         md.indoms[key] = _dedup(sorted(entries, key=lambda e: (e[0], e[1])))
     md.labels = _dedup_labels([rec for _, _, rec in sorted(labels, key=lambda e: (e[0], e[1]))])

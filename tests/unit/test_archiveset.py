@@ -4,37 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pcpconform.errors import FormatError, UsageError
-from pcpconform.fixtures.fixture import parse_fixture
-from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import VOL_STRIDE, ArchiveSet, open_source
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.setform import log_base_name, namelist
 from pcpconform.io.setrecords import forward_mark_time, v2_result_as_v3
-
-T = 1_700_000_000
-
-
-def member(base: Path, t0: float, n: int = 3, *, step: float = 10, host: str = "h1", version: int = 3,
-           ctype: str = "u64", text: str | None = None, insts: dict[str, int] | None = None) -> Path:
-    insts = insts or {"a": 0, "b": 1}
-    metrics: list[dict[str, Any]] = [
-        {"name": "t.counter", "pmid": "60.0.1", "type": ctype, "sem": "counter", "indom": "60.1"},
-        {"name": "t.instant", "pmid": "60.0.2", "type": "double", "sem": "instant"}]
-    if text:
-        metrics[0]["text"] = {"oneline": text}
-    doc = {"archive": {"version": version, "hostname": host, "timezone": "UTC"},
-           "metrics": metrics, "indoms": [{"indom": "60.1", "instances": insts}],
-           "samples": [{"time": t0 + k * step, "values": {"t.counter": {i: 100 * k for i in insts},
-                                                          "t.instant": 1.5 + k}} for k in range(n)]}
-    generate_archive(parse_fixture(doc), base)
-    return base
+from tests.setmembers import T, member
 
 
 def times(s: ArchiveSet) -> list[tuple[float, bool]]:

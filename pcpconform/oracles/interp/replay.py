@@ -330,6 +330,16 @@ class Replay:
         """Seconds from the archive start, computed as libpcp does (in double)."""
         return timestamp_sub(ts, self.start)
 
+    def end_of_log(self, times: list[float], prev: float | None) -> list[bool]:
+        """Whether each of consecutive fetches at ``times`` (after one at ``prev``) is end of
+        log: more than 1 ms before the start or after the end (libpcp compares the
+        difference); an archive set says it for itself (spec/sets.md SET-EOL-1)."""
+        rule = getattr(self.archive, "end_of_log", None)
+        if rule is not None:
+            flags: list[bool] = rule(times, prev, self.end, self.rel)
+            return flags
+        return [t < -EDGE or t - self.end > EDGE for t in times]
+
     def _candidates(self, desc: Any) -> list[int]:
         if desc.indom.is_null:
             return [PM_IN_NULL]
@@ -562,7 +572,7 @@ class Replay:
                     for pmid in self.descs for inst in self.instances[pmid]
                     if self.lifetimes(pmid) is None or self._alive(self.descs[pmid], inst, t)):
                 self._fetch.positioned = None
-        if t < -EDGE or t - self.end > EDGE:   # libpcp compares the difference
+        if self.end_of_log([t], prev)[0]:
             return Sample(when, eol=True)
         if prev is None:
             between: list[float] = []
