@@ -143,8 +143,11 @@ class ArchiveSet(Archive):
             self.multi = len(names) > 1
             self.skipped: list[tuple[str, FormatError | UsageError]] = []
             self.members = self._open(names)
-            loaded = sorted(self.members, key=lambda m: m.loaded)
-            kept = [m for m in loaded if m.loaded > self._lost_before]
+            if self._lost_before == len(names) - 1:
+                # the last name failed: libpcp reopens every member, in time order
+                kept = list(self.members)
+            else:
+                kept = [m for m in sorted(self.members, key=lambda m: m.loaded) if m.loaded > self._lost_before]
             self._meta = merge_metadata([m.archive for m in kept], [m.archive for m in self.members], profile)
         else:
             self.multi = len(_members) > 1
@@ -260,7 +263,7 @@ class ArchiveSet(Archive):
         out = []
         for t in times:
             if prev is None:
-                self._eol_member = self._positioned(t, rel)
+                self._eol_member = self.positioned_member(t, rel)
             gone = t < -EDGE_SECONDS or (t - end > EDGE_SECONDS and self._eol_member == last)
             if not gone and self.direction > 0:
                 self._eol_member = next((k for k, (stop, mark) in enumerate(spans)
@@ -279,9 +282,10 @@ class ArchiveSet(Archive):
             out.append((stop, mark))
         return out
 
-    def _positioned(self, t: float, rel: Callable[[Timestamp], float]) -> int:
-        """__pmLogSetTime: the first member starting at or after ``t``, one back reading
-        forwards; the last when none does."""
+    def positioned_member(self, t: float, rel: Callable[[Timestamp], float]) -> int:
+        """The member pmSetMode (__pmLogSetTime) positions a replay from ``t`` in: the first
+        member starting at or after ``t``, one back reading forwards; the last when none
+        does. Its temporal index alone places the first fetch (INTERP-DEV-2)."""
         k = next((i for i, m in enumerate(self.members) if rel(m.start) - t >= 0), len(self.members))
         if self.direction > 0:
             return max(k - 1, 0)
@@ -356,6 +360,16 @@ class ArchiveSet(Archive):
             previous = m
 
     def _backward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
+        if self.profile == "pcp-7" and self.multi:
+            # which members libpcp 7 drops depends on where its backward reads meet the
+            # damage: not modelled, so declined before anything is replayed
+            for m in self.members:
+                for _ in self._member_records(m):
+                    pass
+            if self.dropped:
+                name, exc = self.dropped[0]
+                raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a backward replay "
+                                 "over a member libpcp 7 drops while reading is not modelled")
         for i, m in enumerate(self.members):
             ceiling = backward_mark_time(self.members[i + 1].start) if i + 1 < len(self.members) else None
             if ceiling is not None:
@@ -372,10 +386,6 @@ class ArchiveSet(Archive):
                     continue                # never delivered reading backwards
                 tie = stamp == ceiling
                 yield gvol, record
-            if self.dropped:
-                name, exc = self.dropped[0]
-                raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a backward replay "
-                                 "over a member libpcp 7 drops while reading is not modelled")
             if ceiling is not None:
                 # a record at the mark's time: the mark bounds fetches after it, the record
                 # those before it (SET-REPLAY-3)
@@ -420,7 +430,7 @@ class ArchiveSet(Archive):
                 if self.direction > 0 and floor is not None and e.timestamp < floor:
                     continue
                 yield SimpleNamespace(timestamp=e.timestamp, vol=m.position * VOL_STRIDE + e.vol,
-                                      off_meta=e.off_meta, off_data=e.off_data)
+                                      off_meta=e.off_meta, off_data=e.off_data, member=m.position)
             end = m.end()
             floor = forward_mark_time(end)[0] if end is not None else None
 

@@ -420,8 +420,11 @@ class Replay:
 
     def _index_point(self, t: float) -> float | None:
         """The time of the index entry libpcp's first positioning chooses for t: the entry
-        at t, else the nearer of the entries around t (ties to the later one)."""
-        stamps = [stamp for stamp, _ in self._index]
+        at t, else the nearer of the entries around t (ties to the later one); in an
+        archive set, among the entries of the member positioning chooses."""
+        member = getattr(self.archive, "positioned_member", None)   # an archive set's (SET-EOL-1)
+        k = member(t, self.rel) if member is not None else None
+        stamps = [stamp for stamp, e in self._index if k is None or e.member == k]
         if not stamps:
             return None
         j = next((i for i, stamp in enumerate(stamps) if stamp >= t), len(stamps))

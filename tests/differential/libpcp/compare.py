@@ -50,6 +50,12 @@ def result_views(a: Archive, results: Iterator[DecodedResult], out: list[dict[st
     for r in results:
         values = {}
         for vs in r.vsets:
+            if vs.pmid not in a.metadata.descs:
+                # a set whose members' metadata libpcp lost (SET-MEMBER-2): values it cannot
+                # look up, as pm_set.py reports them
+                values[str(PmID(vs.pmid))] = {"numval": vs.numval, "valfmt": vs.valfmt if vs.numval > 0 else None,
+                                              "values": [], "nodesc": "PM_ERR_PMID_LOG"}
+                continue
             ptype = a.desc(vs.pmid).type
             values[str(PmID(vs.pmid))] = {
                 "numval": vs.numval, "valfmt": vs.valfmt if vs.numval > 0 else None,
