@@ -99,16 +99,48 @@ class Seam:
 
 
 def last_record_time(archive: Archive) -> Timestamp | None:
-    """The time of the last record of the last volume holding one (pmGetArchiveEnd)."""
+    """pmGetArchiveEnd (``__pmGetArchiveEnd_ctx``): the time of the last record of the last
+    volume holding one, found as libpcp finds it: the record that ends the file, when it is
+    whole and readable; else, from the last index entry in the volume, the records read
+    forwards until one is not (the one ending at that entry must be readable, or there is
+    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC)."""
+    types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
+    entries = list(archive.index_entries()) if archive.files.index is not None else []
     for vol in sorted(archive.files.volumes, reverse=True):
-        last: Timestamp | None = None
+        records: list[tuple[int, int, Timestamp | None]] = []     # offset, length, time if readable
+        whole = True
+        size = 0
         try:
             with Component(archive.files.volumes[vol]) as comp:
+                size = LABEL_SIZE[comp.version]
                 for record in comp.records():
-                    if len(record.data) >= 20:
-                        last = result_head(record.data, comp.version)[0]
+                    try:
+                        stamp: Timestamp | None = decode_result(record, comp.version, types).timestamp
+                    except FormatError:
+                        stamp = None
+                    records.append((record.offset, len(record.data), stamp))
+                    size = record.offset + len(record.data)
+                whole = not comp.trailing
         except FormatError:
-            pass                        # the last good record before the damage
+            whole = False
+        if not records:
+            continue
+        if whole and records[-1][2] is not None:
+            return records[-1][2]
+        mine = [e.off_data for e in entries if e.vol == vol and e.off_data <= size]
+        if not mine:
+            continue
+        logend = mine[-1]
+        before = [r for r in records if r[0] + r[1] == logend]
+        if logend > records[0][0] and (not before or before[0][2] is None):
+            return None                 # "badly damaged"
+        last = None
+        for offset, _, stamp in records:
+            if offset < logend:
+                continue
+            if stamp is None:
+                break
+            last = stamp
         if last is not None:
             return last
     return None
