@@ -81,3 +81,19 @@ def test_a_compressed_member_is_a_member(tmp_path: Path) -> None:
     vol.with_name("m2.0.xz").write_bytes(lzma.compress(vol.read_bytes()))
     vol.unlink()
     assert check_set(tmp_path).diagnostics == []
+
+
+def test_dump_of_a_set_marks_members_and_seams(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case = next(c for c in SET_CASES if c.name == "set-touch")
+    build_set_case(case, tmp_path / "s")
+    assert main(["dump", "--format", "jsonl", str(tmp_path / "s")]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = [obj["kind"] for obj in lines if obj["kind"] in ("set", "member", "seam")]
+    assert kinds == ["set", "member", "seam", "member", "seam", "member"]
+    seam = next(obj for obj in lines if obj["kind"] == "seam")
+    assert len(seam["hidden_forward"]) == 1 and seam["overlap"] is False
+    end = seam["end"]["sec"] * 10**9 + seam["end"]["nsec"]
+    assert divmod(end + 1_000_000, 10**9) == (seam["forward_mark"]["sec"], seam["forward_mark"]["nsec"])
+    assert main(["dump", str(tmp_path / "s")]) == 0
+    text = capsys.readouterr().out
+    assert text.count("== member") == 3 and "never delivered reading forwards" in text
