@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pcpconform.check.describe import metric_text, sem_text, type_text
 from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, Report
+from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.format.pmtypes import PmID, PmInDom, TextType, Timestamp
@@ -32,7 +33,7 @@ from pcpconform.io.setform import log_base_name, namelist
 from pcpconform.io.setmeta import desc_conflict, desc_location
 from pcpconform.io.setrecords import backward_mark_time, forward_mark_time
 
-__all__ = ["check_set"]
+__all__ = ["check_set", "check_set_and_members"]
 
 
 def check_set(source: str | os.PathLike[str], max_diagnostics: int | None = None) -> Report:
@@ -49,6 +50,17 @@ def check_set(source: str | os.PathLike[str], max_diagnostics: int | None = None
                                              f"the check stopped on an internal error: {type(exc).__name__}: {exc}",
                                              RULES["check.internal"].clause))
     report.seconds = time.perf_counter() - started
+    return report
+
+
+def check_set_and_members(source: str | os.PathLike[str], max_diagnostics: int | None = None) -> Report:
+    """One report for the whole set: every member's own diagnostics (``check_archive``),
+    then the rules across them (``check_set``); what a validator answers for a set."""
+    report = Report(os.fspath(source))
+    for name in namelist(os.fspath(source)):
+        if Path(name).parent.is_dir() and any(Path(name).parent.glob(Path(name).name + ".*")):
+            report.diagnostics += check_archive(name, max_diagnostics=max_diagnostics).diagnostics
+    report.diagnostics += check_set(source, max_diagnostics).diagnostics
     return report
 
 

@@ -25,6 +25,7 @@ from pcpconform.conform.casefile import BASE, DUMP, Files, Made, case_data, case
 from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, quirk_cases, source_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
 from pcpconform.conform.plans import attach_expectations
+from pcpconform.conform.setcases import set_cases
 from pcpconform.version import __version__
 
 __all__ = ["DUMP", "BASE", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
@@ -120,7 +121,9 @@ def make_cases(corpus: str | Path) -> list[Made]:
         invalid = _invalid(tmp) + _mmv(tmp) + _promoted(root)
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
         checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
-        return valid + mmv_cases(checks) + invalid
+        sets = set_cases(root)
+        return (valid + mmv_cases(checks) + [m for m in sets if m.data["kind"] == "valid"] + invalid
+                + [m for m in sets if m.data["kind"] == "invalid"])
 
 
 def corpus_files(corpus: str | Path) -> Files:

@@ -1,8 +1,8 @@
 """The dump of an archive set (SET-CLI-2): its members in forward replay order, each marked,
 and the seams between them, as JSON Lines or as text.
 
-JSON Lines: the dump header; a ``set`` object (the source, the profile, each member's
-position, name, label start, end and version, the members libpcp 7 leaves out); then per
+JSON Lines: the dump header; a ``set`` object (the profile, each member's position, base
+name, label start, end and version, the members libpcp 7 leaves out); then per
 member a ``member`` object followed by that member's own records exactly as
 ``pcpconform dump`` writes a single archive (spec/dump-jsonl.md, header left out); between
 two members a ``seam`` object: the virtual marks of both reading directions (the forward
@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import HEADER, dump_lines
 from pcpconform.dump.text import when_text, write_text
+from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archiveset import ArchiveSet, Member, Seam
 from pcpconform.io.bulk import result_head
@@ -51,6 +53,13 @@ def _hidden(s: ArchiveSet, seam: Seam) -> tuple[list[dict[str, Any]], list[dict[
     return forward, backward
 
 
+def _why(exc: Exception) -> str:
+    """A member's open failure without the directory it lies in."""
+    if isinstance(exc, FormatError):
+        return f"{Path(exc.location.file).name}: {exc.message}"
+    return str(exc).rsplit("/", 1)[-1]
+
+
 def _seam_obj(s: ArchiveSet, seam: Seam) -> dict[str, Any]:
     forward, backward = _hidden(s, seam)
     mark = seam.forward_mark
@@ -69,15 +78,15 @@ def set_lines(s: ArchiveSet) -> Iterator[str]:
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
     yield line(HEADER)
-    yield line({"kind": "set", "source": s.source, "profile": s.profile,
-                "members": [{"position": m.position, "name": m.name, "start": _stamp(m.start),
+    yield line({"kind": "set", "profile": s.profile,
+                "members": [{"position": m.position, "name": Path(m.name).name, "start": _stamp(m.start),
                              "end": _stamp(m.end()), "version": m.archive.version} for m in s.members],
-                "skipped": [{"name": name, "error": str(exc)} for name, exc in s.skipped]})
+                "skipped": [{"name": Path(name).name, "error": _why(exc)} for name, exc in s.skipped]})
     seams = s.seams()
     for m in s.members:
         if m.position:
             yield line(_seam_obj(s, seams[m.position - 1]))
-        yield line({"kind": "member", "position": m.position, "name": m.name})
+        yield line({"kind": "member", "position": m.position, "name": Path(m.name).name})
         lines = dump_lines(m.archive)
         next(lines)                     # the member's header: the set has one
         yield from lines
