@@ -18,7 +18,8 @@ from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.sets import check_set_and_members
 from pcpconform.conform.casefile import Made, case_data, dir_files, dump_bytes
-from pcpconform.conform.expected import Schedule, derive_outcome, document_bytes, interp_outcome, replay_source
+from pcpconform.conform.expected import Schedule, derive_outcome, interp_outcome, replay_source
+from pcpconform.conform.plans import record_entry
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
@@ -48,21 +49,6 @@ def _schedules(s: ArchiveSet) -> list[tuple[str, Schedule]]:
     step = (hi - lo + 5_000_000_000) // (count - 2) + 1_000_003
     return [("fwd", Schedule(Timestamp.from_nsec(lo - 3_000_000_000), step, count, METRICS)),
             ("back", Schedule(Timestamp.from_nsec(hi + 2_100_000_000), -step, count, METRICS))]
-
-
-def _entry(made: Made, suite: str, entry: dict[str, Any], outcome: Any, stem: str) -> dict[str, Any]:
-    result = None
-    if outcome.result is not None:
-        result = f"{stem}.json"
-        made.files[result] = document_bytes(outcome.result)
-    entry["result"] = result
-    if suite == "derive":
-        entry["diagnostics"] = outcome.diagnostics
-    entry["deviations"] = outcome.deviations
-    if outcome.libpcp_result is not None:
-        entry["libpcp_result"] = f"{stem}-libpcp.json"
-        made.files[entry["libpcp_result"]] = document_bytes(outcome.libpcp_result)
-    return entry
 
 
 def _case(case: SetCase, tmp: Path, corpus: Path) -> Made:
@@ -115,7 +101,7 @@ def _replays(made: Made, source: str, corpus: Path, *, derive: bool) -> None:
     for sid, schedule in _schedules(whole):
         for rules in INTERP_RULES:
             archive = replay_source(source, rules, schedule.interval_nsec)
-            interp.append(_entry(made, "interp", {"id": sid, "schedule": schedule.as_json(), "rules": rules},
+            interp.append(record_entry(made, "interp", {"id": sid, "schedule": schedule.as_json(), "rules": rules},
                                  interp_outcome(archive, schedule, rules), f"interp-{sid}-{rules}"))
     made.data["expected"]["interp"] = interp
     made.data["tags"].append("interp")
@@ -128,7 +114,7 @@ def _replays(made: Made, source: str, corpus: Path, *, derive: bool) -> None:
         for profile in DERIVE_PROFILES:
             archive = replay_source(source, profile, schedule.interval_nsec)
             outcome = derive_outcome(archive, config, CONFIG, schedule, profile)
-            entries.append(_entry(made, "derive", {"id": "seed", "config": CONFIG, "schedule": schedule.as_json(),
+            entries.append(record_entry(made, "derive", {"id": "seed", "config": CONFIG, "schedule": schedule.as_json(),
                                                    "profile": profile}, outcome, f"derive-seed-{profile}"))
         made.data["expected"]["derive"] = entries
         made.data["tags"].append("derive")
