@@ -10,6 +10,7 @@ comma-separated list, in the order the list gives them.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ REPLAYED = ("set-gaps", "set-touch", "set-touch-1ms", "set-list")
 DERIVED_ON = ("set-gaps",)
 
 
-def _schedules(s: ArchiveSet) -> list[tuple[str, Schedule]]:
+def _schedules(s: ArchiveSet, metrics: tuple[str, ...] = METRICS) -> list[tuple[str, Schedule]]:
     """Forwards from before the first member to past the last, and backwards over the same,
     at a step that lands between records and on none of the seams' marks."""
     end = s.end()
@@ -47,8 +48,8 @@ def _schedules(s: ArchiveSet) -> list[tuple[str, Schedule]]:
     lo, hi = s.start.total_nsec(), end.total_nsec()
     count = 24
     step = (hi - lo + 5_000_000_000) // (count - 2) + 1_000_003
-    return [("fwd", Schedule(Timestamp.from_nsec(lo - 3_000_000_000), step, count, METRICS)),
-            ("back", Schedule(Timestamp.from_nsec(hi + 2_100_000_000), -step, count, METRICS))]
+    return [("fwd", Schedule(Timestamp.from_nsec(lo - 3_000_000_000), step, count, metrics)),
+            ("back", Schedule(Timestamp.from_nsec(hi + 2_100_000_000), -step, count, metrics))]
 
 
 def _case(case: SetCase, tmp: Path, corpus: Path) -> Made:
@@ -95,10 +96,10 @@ def _version(base: Path) -> int:
     return Archive(base).version
 
 
-def _replays(made: Made, source: str, corpus: Path, *, derive: bool) -> None:
+def _replays(made: Made, source: str, corpus: Path, *, derive: bool, metrics: tuple[str, ...] = METRICS) -> None:
     whole = ArchiveSet(source)
     interp = []
-    for sid, schedule in _schedules(whole):
+    for sid, schedule in _schedules(whole, metrics):
         for rules in INTERP_RULES:
             archive = replay_source(source, rules, schedule.interval_nsec)
             interp.append(record_entry(made, "interp", {"id": sid, "schedule": schedule.as_json(), "rules": rules},
@@ -121,7 +122,42 @@ def _replays(made: Made, source: str, corpus: Path, *, derive: bool) -> None:
     made.data["clauses"] = list(dict.fromkeys(made.data["clauses"] + ["SET-REPLAY-1", "SET-REPLAY-3", "SET-EOL-1"]))
 
 
+def _source_case(path: Path) -> Made:
+    """A set libpcp's tools wrote, committed under corpus/sources/set-*/ (its members flat,
+    and source.json), with the verdict, the dump and replays of its first metrics."""
+    meta = json.loads((path / "source.json").read_text(encoding="utf-8"))
+    files = {n: c for n, c in dir_files(path).items() if n != "source.json"}
+    source = str(path)
+    whole = ArchiveSet(source)
+    report = check_set_and_members(source)
+    errors = sorted({d.code for d in report.diagnostics if d.severity == Severity.ERROR})
+    others = sorted({d.code for d in report.diagnostics} - set(errors))
+    kind = "invalid" if errors else "valid"
+    verdict = "errors" if errors else "warnings" if others else "clean"
+    tags = ["set", *meta["tags"], *(["quirk"] if others and not errors else [])]
+    expected: dict[str, Any] = {"verdict": verdict, "error_codes": errors, "warning_codes": others,
+                                "dump": None}
+    versions = sorted({m.archive.version for m in whole.members})
+    clauses = list(dict.fromkeys([*meta["clauses"], "SET-FORM-1", *(RULES[c].clause for c in errors + others)]))
+    data = case_data(path.name, kind, meta["title"], tags, clauses, versions[0], dict(meta["origin"]), expected)
+    del data["archive"]
+    data["archive_versions"] = versions
+    data["format"] = "set"
+    data["set"] = {"members": [Path(m.name).name for m in whole.members]}
+    made = Made(data, files)
+    if kind == "valid":
+        expected["dump"] = "dump.jsonl"
+        made.files["dump.jsonl"] = dump_bytes(path)
+        metrics = tuple(d.names[0] for d in sorted(whole.descs(), key=lambda d: int(d.pmid)) if d.names)[:3]
+        _replays(made, source, path, derive=False, metrics=metrics)
+    return made
+
+
 def set_cases(corpus: Path) -> list[Made]:
-    """Every set case, as the kit builds it now."""
+    """Every set case, as the kit builds it now: the kit's, then libpcp's tools'."""
     with tempfile.TemporaryDirectory(prefix="pcpconform-sets-") as name:
-        return [_case(case, Path(name), corpus) for case in SET_CASES]
+        made = [_case(case, Path(name), corpus) for case in SET_CASES]
+    root = corpus / "sources"
+    for path in sorted(root.glob("set-*")) if root.is_dir() else []:
+        made.append(_source_case(path))
+    return made

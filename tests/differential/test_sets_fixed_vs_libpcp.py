@@ -167,6 +167,20 @@ def test_pmi_written_members(tmp_path: Path, referee: Referee) -> None:
     assert _same_replays(referee, source) > 50
 
 
+# ---- the corpus's set cases: libpcp reads and replays what the kit expects --------------------------
+
+CORPUS_SETS = sorted(p for p in (Path(__file__).resolve().parents[2] / "corpus" / "cases" / "valid").glob("set-*"))
+
+
+@pytest.mark.parametrize("case", CORPUS_SETS, ids=[p.name for p in CORPUS_SETS])
+def test_corpus_sets_read_and_replay_as_libpcp(referee: Referee, case: Path) -> None:
+    data = json.loads((case / "case.json").read_text(encoding="utf-8"))
+    listed = data["set"].get("list")
+    source = SetSource(case, tuple(listed) if listed else None)
+    _same_read(referee, source)
+    assert _same_replays(referee, source) > 20
+
+
 # ---- the set cases of the corpus: libpcp, pmlogextract and check agree -----------------------------
 
 def _pmlogextract_merges(referee: Referee, directory: Path) -> bool:

@@ -134,7 +134,7 @@ def test_the_build_reproduces_the_committed_bytes(tmp_path: Path) -> None:
 
 def test_size_stays_small() -> None:
     total = sum(p.stat().st_size for p in (CORPUS / "cases").rglob("*") if p.is_file())
-    assert total < 3_300_000       # the archive-set cases added 0.3 MB
+    assert total < 3_500_000       # the archive-set cases added 0.6 MB
 
 
 def test_the_copy_is_clean(copy: Path) -> None:
