@@ -129,7 +129,7 @@ def child_run(argv: list[str]) -> tuple[float, float, int, int]:
 
 
 def kit_argv(source: str, names: list[str], start: object, delta: int, count: int) -> list[str]:
-    return [sys.executable, "-m", "pcpconform", "interp", source, *names, "--rules", "pcp-6.0",
+    return [str(Path(sys.executable).with_name("pcpconform")), "interp", source, *names, "--rules", "pcp-6.0",
             "--start", f"{start}", "--interval", f"{delta / 1e9:.9f}sec", "--samples", str(count),
             "--format", "csv", "-o", os.devnull]
 

@@ -26,6 +26,7 @@ from pcpconform.oracles.interp.schedule import (
     plan,
     rate_convert,
 )
+from pcpconform.oracles.interp.setreplay import open_set_replay
 from pcpconform.oracles.interp.window import open_replay
 
 __all__ = ["add_arguments", "run"]
@@ -103,9 +104,16 @@ def _run(args: argparse.Namespace) -> int:
         if pmid not in pmids:
             pmids.append(pmid)
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
-    # a forward replay of a large archive reads the records as the schedule advances
-    replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
-                         whole_schedule=bool(args.plot or args.rate))
+    whole_schedule = bool(args.plot or args.rate)
+    replay: Any
+    if isinstance(archive, ArchiveSet) and not whole_schedule:
+        # a forward replay of a set reads one member at a time (SetReplay)
+        replay = open_set_replay(archive, pmids, rules=rules, emulate=emulate,
+                                 forward=interval > 0, from_time=early)
+    else:
+        # a forward replay of a large archive reads the records as the schedule advances
+        replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
+                             whole_schedule=whole_schedule)
     known_quirks = dict(replay.singular_quirks)
     start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples,
                         first_record=replay.first_record)

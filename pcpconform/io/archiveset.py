@@ -62,6 +62,14 @@ def libpcp_error(exc: Exception) -> str:
 
 
 @dataclass
+class _Shared:
+    """What the views of one replay of a set share (``ArchiveSet.member_view``)."""
+
+    eol_member: int = 0
+    dropped: list[tuple[str, FormatError]] = field(default_factory=list)
+
+
+@dataclass
 class Member:
     """One archive of a set: its name in the namelist, where it stands in time order."""
 
@@ -103,46 +111,62 @@ def last_record_time(archive: Archive) -> Timestamp | None:
     volume holding one, found as libpcp finds it: the record that ends the file, when it is
     whole and readable; else, from the last index entry in the volume, the records read
     forwards until one is not (the one ending at that entry must be readable, or there is
-    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC)."""
+    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC). Records are framed,
+    not decoded, except those libpcp reads."""
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
-    entries = list(archive.index_entries()) if archive.files.index is not None else []
+    entries: list[Any] | None = None
+
+    def readable(record: RawRecord, version: int) -> Timestamp | None:
+        try:
+            return decode_result(record, version, types).timestamp
+        except FormatError:
+            return None
+
     for vol in sorted(archive.files.volumes, reverse=True):
-        records: list[tuple[int, int, Timestamp | None]] = []     # offset, length, time if readable
+        spans: list[tuple[int, int]] = []           # offset, length of each whole record
+        last: RawRecord | None = None
+        version = archive.version
         whole = True
-        size = 0
         try:
             with Component(archive.files.volumes[vol]) as comp:
-                size = LABEL_SIZE[comp.version]
+                version = comp.version
                 for record in comp.records():
-                    try:
-                        stamp: Timestamp | None = decode_result(record, comp.version, types).timestamp
-                    except FormatError:
-                        stamp = None
-                    records.append((record.offset, len(record.data), stamp))
-                    size = record.offset + len(record.data)
+                    spans.append((record.offset, len(record.data)))
+                    last = record
                 whole = not comp.trailing
         except FormatError:
             whole = False
-        if not records:
+        if last is None:
             continue
-        if whole and records[-1][2] is not None:
-            return records[-1][2]
+        if whole:
+            stamp = readable(last, version)
+            if stamp is not None:
+                return stamp
+        if entries is None:
+            entries = list(archive.index_entries()) if archive.files.index is not None else []
+        size = spans[-1][0] + spans[-1][1]
         mine = [e.off_data for e in entries if e.vol == vol and e.off_data <= size]
         if not mine:
             continue
         logend = mine[-1]
-        before = [r for r in records if r[0] + r[1] == logend]
-        if logend > records[0][0] and (not before or before[0][2] is None):
+        wanted = {offset for offset, length in spans if offset >= logend or offset + length == logend}
+        found: dict[int, Timestamp | None] = {}
+        with Component(archive.files.volumes[vol]) as comp:
+            for record in comp.records():
+                if record.offset in wanted:
+                    found[record.offset] = readable(record, version)
+        before = [o for o, length in spans if o + length == logend]
+        if logend > spans[0][0] and (not before or found.get(before[0]) is None):
             return None                 # "badly damaged"
-        last = None
-        for offset, _, stamp in records:
+        end = None
+        for offset, _ in spans:
             if offset < logend:
                 continue
-            if stamp is None:
+            if found.get(offset) is None:
                 break
-            last = stamp
-        if last is not None:
-            return last
+            end = found[offset]
+        if end is not None:
+            return end
     return None
 
 
@@ -160,8 +184,8 @@ class ArchiveSet(Archive):
 
     def __init__(self, source: str | os.PathLike[str], *, profile: str = "pcp-6.3",
                  direction: int = 1, _members: list[Member] | None = None,
-                 _meta: _Metadata | None = None, _skipped: list[tuple[str, FormatError | UsageError]] | None = None
-                 ) -> None:
+                 _meta: _Metadata | None = None, _skipped: list[tuple[str, FormatError | UsageError]] | None = None,
+                 _only: int | None = None, _shared: _Shared | None = None) -> None:
         if profile not in SET_PROFILES:
             raise ValueError(f"profile must be one of {', '.join(SET_PROFILES)}")
         self.source = os.fspath(source)
@@ -186,8 +210,12 @@ class ArchiveSet(Archive):
             self.members = _members
             self.skipped = list(_skipped or [])
             self._meta = _meta
-        #: members libpcp 7 stops reading at a damaged record: (name, the damage), as read
-        self.dropped: list[tuple[str, FormatError]] = []
+        #: what the views of one replay share (``member_view``): the end-of-log position, and
+        #: the members libpcp 7 stops reading at a damaged record (name, the damage), as read
+        self._shared = _shared if _shared is not None else _Shared()
+        self.dropped = self._shared.dropped
+        #: a member view's member: its records alone, between the virtual marks around it
+        self._only = _only
         first = self.members[0].archive
         self.label = first.label
         self.version = max(m.archive.version for m in self.members)
@@ -242,6 +270,17 @@ class ArchiveSet(Archive):
             m.position = i
         return by_time
 
+    def member_view(self, k: int) -> ArchiveSet:
+        """Member ``k`` alone, as a forward replay of the whole set reads it: the virtual mark
+        before it, its records (those a replay delivers), the virtual mark after it. A forward
+        replay of the set is the replays of its members one after another (every bound
+        across a seam is a mark), each continuing from the fetch state the one before left;
+        the views share the end-of-log position and what libpcp 7 dropped."""
+        if self.direction < 0:
+            raise ValueError("member views are for forward replays")
+        return ArchiveSet(self.source, profile=self.profile, direction=1, _members=self.members,
+                          _meta=self._meta, _skipped=self.skipped, _only=k, _shared=self._shared)
+
     def for_direction(self, direction: int) -> ArchiveSet:
         """The same opened set, read in the other direction's replay order."""
         if (1 if direction >= 0 else -1) == self.direction:
@@ -280,8 +319,6 @@ class ArchiveSet(Archive):
         return self.members[-1].end()
 
     # -- end of log ----------------------------------------------------------------------
-    _eol_member = 0
-
     def end_of_log(self, times: list[float], prev: float | None, end: float,
                    rel: Callable[[Timestamp], float]) -> list[bool]:
         """End of log for consecutive fetches at ``times`` (seconds from the set's start, as
@@ -292,13 +329,16 @@ class ArchiveSet(Archive):
         time, reading forwards."""
         last = len(self.members) - 1
         spans = self._spans(rel)
+        if self._only is not None or spans[-1][0] != float("-inf"):
+            end = spans[-1][0]      # the set's end, whatever part of it this view holds
+        state = self._shared
         out = []
         for t in times:
             if prev is None:
-                self._eol_member = self.positioned_member(t, rel)
-            gone = t < -EDGE_SECONDS or (t - end > EDGE_SECONDS and self._eol_member == last)
+                state.eol_member = self.positioned_member(t, rel)
+            gone = t < -EDGE_SECONDS or (t - end > EDGE_SECONDS and state.eol_member == last)
             if not gone and self.direction > 0:
-                self._eol_member = next((k for k, (stop, mark) in enumerate(spans)
+                state.eol_member = next((k for k, (stop, mark) in enumerate(spans)
                                          if t < stop or (mark is not None and t < mark)), last)
             out.append(gone)
             prev = t
@@ -362,26 +402,17 @@ class ArchiveSet(Archive):
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp
 
     def _forward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
+        if self._only is not None:
+            yield from self._forward_member(self._only, shift)
+            return
         previous: Member | None = None
         last: Timestamp | None = None
         for m in self.members:
             floor: Timestamp | None = None
-            damaged = previous is not None and any(name == previous.name for name, _ in self.dropped)
+            damaged = previous is not None and self._damaged(previous)
             if previous is not None and last is not None and not damaged:
-                floor, _ = forward_mark_time(last)
-                first_vol = m.position * VOL_STRIDE + min(m.archive.files.volumes)
-                # a record at the mark's own time bounds fetches after it (read after the
-                # mark) but not before (a search for a next bound stops at the mark): the
-                # mark goes 1 ns before it (SET-REPLAY-2)
-                tied = shift and self._first_time(m) == floor
-                at = Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor
-                yield first_vol, mark_record(at, self.version, f"<mark after {previous.name}>", -1)
-                if m.start < last:
-                    # the mark is delivered, then the switch fails
-                    raise SetError(
-                        f"starts at {m.start}, before {previous.name} ends ({last}): libpcp's replay "
-                        "cannot cross this seam (PM_ERR_LOGOVERLAP) and is not modelled",
-                        _label_location(m.archive, "label.start"), "set.overlap", "PM_ERR_LOGOVERLAP")
+                floor = forward_mark_time(last)[0]
+                yield from self._mark_before(m, previous, last, shift)
             if not damaged:
                 last = None
             for gvol, record, stamp in self._member_records(m):
@@ -390,6 +421,66 @@ class ArchiveSet(Archive):
                     continue                # never delivered: earlier than the mark
                 yield gvol, record
             previous = m
+
+    def _forward_member(self, k: int, shift: bool) -> Iterator[tuple[int, RawRecord]]:
+        """``member_view(k)``'s records: as ``_forward`` yields them around member k, the
+        ends of the members around it taken from pmGetArchiveEnd (``Member.end``)."""
+        m = self.members[k]
+        floor: Timestamp | None = None
+        if k and not self._damaged(self.members[k - 1]):
+            previous = self.members[k - 1]
+            last = previous.end()
+            if last is not None:
+                floor = forward_mark_time(last)[0]
+                yield from self._mark_before(m, previous, last, shift)
+        last = None
+        for gvol, record, stamp in self._member_records(m):
+            last = stamp
+            if floor is None or not stamp < floor:
+                yield gvol, record
+        if k + 1 < len(self.members) and last is not None and not self._damaged(m):
+            yield from self._mark_before(self.members[k + 1], m, last, shift)
+
+    def seam_marks(self) -> list[Timestamp | None]:
+        """Per seam, the time of the virtual mark a forward replay reads there (a tick
+        before a record at the mark's own time: SET-REPLAY-2), None where there is none."""
+        out: list[Timestamp | None] = []
+        for previous, m in zip(self.members, self.members[1:]):
+            last = previous.end()
+            if last is None or self._damaged(previous):
+                out.append(None)
+                continue
+            floor = forward_mark_time(last)[0]
+            tied = self._first_time(m) == floor
+            out.append(Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor)
+        return out
+
+    def _damaged(self, m: Member) -> bool:
+        return any(name == m.name for name, _ in self.dropped)
+
+    def _mark_before(self, m: Member, previous: Member, last: Timestamp, shift: bool
+                     ) -> Iterator[tuple[int, RawRecord]]:
+        """The virtual mark after ``previous`` (whose last record is at ``last``), before
+        ``m``; then SetError when ``m`` starts before ``last`` (libpcp delivers the mark, then
+        the switch fails: SET-REPLAY-5)."""
+        floor = forward_mark_time(last)[0]
+        # a record at the mark's own time bounds fetches after it (read after the mark) but
+        # not before (a search for a next bound stops at the mark): the mark goes a tick
+        # before it (SET-REPLAY-2)
+        tied = shift and self._first_time(m) == floor
+        at = Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor
+        yield (m.position * VOL_STRIDE + min(m.archive.files.volumes),
+               mark_record(at, self.version, f"<mark after {previous.name}>", -1))
+        if m.start < last:
+            raise _overlap(m, previous, last)
+
+    def refuse_overlaps(self) -> None:
+        """SetError (``set.overlap``) at the first seam where a member starts before the one
+        before it ends: what a replay raises when it reaches the seam, raised at once."""
+        for previous, m in zip(self.members, self.members[1:]):
+            last = previous.end()
+            if last is not None and m.start < last:
+                raise _overlap(m, previous, last)
 
     def _backward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
         if self.profile == "pcp-7" and self.multi:
@@ -407,11 +498,7 @@ class ArchiveSet(Archive):
             if ceiling is not None:
                 end = m.end()
                 if end is not None and self.members[i + 1].start < end:
-                    nxt = self.members[i + 1]
-                    raise SetError(
-                        f"starts at {nxt.start}, before {m.name} ends ({end}): libpcp's replay "
-                        "cannot cross this seam (PM_ERR_LOGOVERLAP) and is not modelled",
-                        _label_location(nxt.archive, "label.start"), "set.overlap", "PM_ERR_LOGOVERLAP")
+                    raise _overlap(self.members[i + 1], m, end)
             tie = False
             for gvol, record, stamp in self._member_records(m):
                 if ceiling is not None and stamp > ceiling:
@@ -500,6 +587,12 @@ def _holds_only_label(path: Path, version: int) -> bool:
         return len(stream.read(size + 1)) == size
     finally:
         stream.close()
+
+
+def _overlap(m: Member, previous: Member, last: Timestamp) -> SetError:
+    return SetError(f"starts at {m.start}, before {previous.name} ends ({last}): libpcp's replay cannot cross "
+                    "this seam (PM_ERR_LOGOVERLAP) and is not modelled", _label_location(m.archive, "label.start"),
+                    "set.overlap", "PM_ERR_LOGOVERLAP")
 
 
 def _label_location(archive: Archive, field: str) -> Location:
