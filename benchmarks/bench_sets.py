@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from pcpconform.format.pmtypes import Timestamp
     from pcpconform.io.archiveset import ArchiveSet
-    from pcpconform.oracles.interp.window import open_replay
+    from pcpconform.oracles.interp.setreplay import open_set_replay
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--members", type=int, default=7)
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     count = args.fetches
     status = 0
     if args.verify > 0:
-        replay = open_replay(whole, pmids, rules="pcp-6.0", whole_schedule=True)
+        replay = open_set_replay(whole, pmids, rules="pcp-6.0")   # the replay the command uses
         samples = replay.schedule(start, delta, count)
         fetched, nvalues, diffs = bench_interp.verify(binary, directory, pmids, samples, start, delta, count,
                                                       args.verify)

@@ -26,10 +26,10 @@ from pcpconform.format.pmtypes import PmID, PmInDom, TextType, Timestamp
 from pcpconform.format.schema import TYPE_TEXT
 from pcpconform.format.timezone import ArchiveZone
 from pcpconform.io.archive import Archive
-from pcpconform.io.archiveset import libpcp_error, open_member
+from pcpconform.io.archiveset import libpcp_error
 from pcpconform.io.bulk import decode_result, result_head
 from pcpconform.io.reader import RawRecord
-from pcpconform.io.setform import log_base_name, namelist
+from pcpconform.io.setform import log_base_name, namelist, open_member
 from pcpconform.io.setmeta import desc_conflict, desc_location
 from pcpconform.io.setrecords import backward_mark_time, forward_mark_time
 

@@ -28,12 +28,11 @@ from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.format.pmtypes import Timestamp
-from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.io.archive import Archive, Desc, _Metadata
 from pcpconform.io.bulk import DecodedResult, decode_result, result_head
-from pcpconform.io.files import ArchiveFiles, open_component
+from pcpconform.io.files import ArchiveFiles
 from pcpconform.io.reader import Component, RawRecord
-from pcpconform.io.setform import SET_PROFILES, SetError, namelist
+from pcpconform.io.setform import SET_PROFILES, SetError, namelist, open_member
 from pcpconform.io.setmeta import check_descs, merge_metadata
 from pcpconform.io.setrecords import backward_mark_time, forward_mark_time, mark_record, v2_result_as_v3
 
@@ -542,9 +541,11 @@ class ArchiveSet(Archive):
 
     def index_entries(self) -> Iterator[Any]:
         """Every member's index entries with set volume numbers, those of records a forward
-        replay never delivers left out."""
-        floor: Timestamp | None = None
-        for m in self.members:
+        replay never delivers left out (a member view: its member's alone)."""
+        first = self._only or 0
+        before = self.members[first - 1].end() if first else None
+        floor = forward_mark_time(before)[0] if before is not None else None
+        for m in self.members[first:] if self._only is None else [self.members[first]]:
             for e in m.archive.index_entries():
                 if self.direction > 0 and floor is not None and e.timestamp < floor:
                     continue
@@ -552,41 +553,6 @@ class ArchiveSet(Archive):
                                       off_meta=e.off_meta, off_data=e.off_data, member=m.position)
             end = m.end()
             floor = forward_mark_time(end)[0] if end is not None else None
-
-
-def open_member(name: str) -> Archive:
-    """A member as libpcp's ``__pmLogOpen`` opens it: FormatError (or UsageError for
-    missing files) on what makes libpcp refuse it (SET-MEMBER-1): labels that do not
-    agree, a .meta, .index or first volume that holds only its label, no metric names."""
-    archive = Archive(name)
-    meta = archive.files.meta
-    assert meta is not None
-    labels = []
-    for path in [archive.files.volumes[min(archive.files.volumes)],
-                 *([archive.files.index] if archive.files.index is not None else []), meta]:
-        with Component(path) as comp:
-            labels.append((path, comp.version, comp.label))
-        if _holds_only_label(path, comp.version):
-            raise FormatError("the file holds only its label (PM_ERR_NODATA)", Location(path.name, 1),
-                              "file.empty")
-    _, version, label = labels[0]
-    for path, v, other in labels[1:]:
-        if v != version or other.pid != label.pid or other.hostname != label.hostname:
-            raise FormatError("version, pid or hostname differ from the first volume's label (PM_ERR_LABEL)",
-                              Location(path.name, 0, 0, "label"), "label.mismatch")
-    if not archive.metadata.names:
-        raise FormatError("the .meta names no metric (PM_ERR_NODATA)", Location(meta.name), "meta.no-desc")
-    return archive
-
-
-def _holds_only_label(path: Path, version: int) -> bool:
-    """libpcp's test for an empty file: its size is the label's (e_loglabel.c)."""
-    size = LABEL_SIZE[version]
-    stream = open_component(path)
-    try:
-        return len(stream.read(size + 1)) == size
-    finally:
-        stream.close()
 
 
 def _overlap(m: Member, previous: Member, last: Timestamp) -> SetError:

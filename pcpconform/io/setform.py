@@ -5,7 +5,8 @@ of names, each an archive base name or a directory, where a directory stands for
 archive in it (SET-FORM-1). The list is libpcp's *namelist*: its order is the order in
 which libpcp opens the members (and, for a directory, the order in which ``readdir``
 returns the ``.meta`` files, which is what ``os.listdir`` gives); the members are then put
-in time order by ``pcpconform.io.archiveset``.
+in time order by ``pcpconform.io.archiveset``. ``open_member`` opens one name as libpcp's
+``__pmLogOpen`` does, refusing what it refuses.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ import os
 from pathlib import Path
 
 from pcpconform.errors import FormatError, Location
+from pcpconform.format.schema import LABEL_SIZE
+from pcpconform.io.archive import Archive
+from pcpconform.io.files import open_component
+from pcpconform.io.reader import Component
 
 __all__ = ["SET_PROFILES", "SetError", "compression_suffixes", "is_set_source", "log_base_name", "namelist",
-           "set_profile_for"]
+           "open_member", "set_profile_for"]
 
 #: the set behaviours of the reference libpcps: PCP 6.0.x, 6.3.x (to 7.1.3) and 7.1.4 on
 #: (unreadable and damaged members dropped, SET-MEMBER-2 and SET-MEMBER-3)
@@ -96,3 +101,38 @@ def set_profile_for(version: str) -> str:
     if parts >= (7, 1, 4):
         return "pcp-7"
     return "pcp-6.3" if parts >= (6, 3, 0) else "pcp-6.0"
+
+
+def open_member(name: str) -> Archive:
+    """A member as libpcp's ``__pmLogOpen`` opens it: FormatError (or UsageError for
+    missing files) on what makes libpcp refuse it (SET-MEMBER-1): labels that do not
+    agree, a .meta, .index or first volume that holds only its label, no metric names."""
+    archive = Archive(name)
+    meta = archive.files.meta
+    assert meta is not None
+    labels = []
+    for path in [archive.files.volumes[min(archive.files.volumes)],
+                 *([archive.files.index] if archive.files.index is not None else []), meta]:
+        with Component(path) as comp:
+            labels.append((path, comp.version, comp.label))
+        if _holds_only_label(path, comp.version):
+            raise FormatError("the file holds only its label (PM_ERR_NODATA)", Location(path.name, 1),
+                              "file.empty")
+    _, version, label = labels[0]
+    for path, v, other in labels[1:]:
+        if v != version or other.pid != label.pid or other.hostname != label.hostname:
+            raise FormatError("version, pid or hostname differ from the first volume's label (PM_ERR_LABEL)",
+                              Location(path.name, 0, 0, "label"), "label.mismatch")
+    if not archive.metadata.names:
+        raise FormatError("the .meta names no metric (PM_ERR_NODATA)", Location(meta.name), "meta.no-desc")
+    return archive
+
+
+def _holds_only_label(path: Path, version: int) -> bool:
+    """libpcp's test for an empty file: its size is the label's (e_loglabel.c)."""
+    size = LABEL_SIZE[version]
+    stream = open_component(path)
+    try:
+        return len(stream.read(size + 1)) == size
+    finally:
+        stream.close()

@@ -55,9 +55,11 @@ class SetReplay:
     def _at(self, k: int) -> Replay:
         if k != self._member:
             state = self._replay.fetch_state()
-            self._replay = Replay(self.archive.member_view(k), self.pmids, rules=self.rules)
-            self._replay.instances = self.instances
-            self._replay.set_fetch_state(state)
+            del self._replay        # one member's observations in memory at a time
+            replay = Replay(self.archive.member_view(k), self.pmids, rules=self.rules)
+            replay.instances = self.instances
+            replay.set_fetch_state(state)
+            self._replay = replay
             self._member = k
             self.members_read.append(k)
             for pmid, n in self._replay.singular_quirks.items():

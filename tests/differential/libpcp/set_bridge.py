@@ -26,7 +26,7 @@ from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.interp.builtin import builtin_desc
 from pcpconform.oracles.interp.model import NoValue
-from pcpconform.oracles.interp.replay import interpolate
+from pcpconform.oracles.interp.setreplay import open_set_replay
 from tests.differential.libpcp.compare import libpcp_encoding
 from tests.differential.libpcp.referees import LibpcpError, Referee
 
@@ -98,10 +98,12 @@ def set_interp(referee: Referee, source: SetSource, start: Timestamp, delta: int
 
 def kit_interp(source: SetSource, profile: str, rules: str, start: Timestamp, delta: int, count: int,
                pmids: Sequence[int], emulate: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The oracle's replay of the set, in set_interp's form."""
+    """The oracle's replay of the set, in set_interp's form, by the replay the interp command
+    uses (member by member forwards, see open_set_replay)."""
     s = ArchiveSet(source.name(), profile=profile, direction=1 if delta >= 0 else -1)
+    replay = open_set_replay(s, list(pmids), rules=rules, emulate=emulate, forward=delta >= 0)
     out = []
-    for sample in interpolate(s, list(pmids), start, delta, count, rules=rules, emulate=emulate):
+    for sample in replay.schedule(start, delta, count):
         values = {}
         if not sample.eol:
             for pmid, insts in sample.values.items():
