@@ -16,6 +16,7 @@ and emulated deviations are the whole replay's (``open_set_replay`` chooses).
 from __future__ import annotations
 
 import bisect
+import gc
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -56,6 +57,7 @@ class SetReplay:
         if k != self._member:
             state = self._replay.fetch_state()
             del self._replay        # one member's observations in memory at a time
+            gc.collect()            # the replay's reference cycles hold them until collected
             replay = Replay(self.archive.member_view(k), self.pmids, rules=self.rules)
             replay.instances = self.instances
             replay.set_fetch_state(state)
@@ -78,9 +80,9 @@ class SetReplay:
             j = i + 1
             while j < count and self._member_of(rel(Timestamp.from_nsec(at + j * interval_nsec))) == k:
                 j += 1
-            replay = self._at(k)
-            yield from replay.schedule_chunks(Timestamp.from_nsec(at + i * interval_nsec), interval_nsec,
-                                              j - i, chunk)
+            # no reference to a member's replay outlives its part of the schedule
+            yield from self._at(k).schedule_chunks(Timestamp.from_nsec(at + i * interval_nsec), interval_nsec,
+                                                   j - i, chunk)
             i = j
 
     def schedule(self, start: Timestamp, interval_nsec: int, count: int) -> list[Sample]:
