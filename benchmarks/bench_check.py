@@ -41,7 +41,9 @@ def in_process(base: Path) -> None:
     report = check_archive(base)
     if report.errors:
         raise RuntimeError(f"{report.errors} errors in the benchmark archive")
-    PATHS.update(report.result_paths)
+    PATHS["columns"] = PATHS.get("columns", 0) + report.paths.answered["check.columns"]
+    for reason, count in report.paths.reasons("check.columns").items():
+        PATHS[reason.value] = PATHS.get(reason.value, 0) + count
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ Two kinds of archive, generated into ``--keep`` (default ``build/bench``) and re
 * the shape of ``bench_decode.py`` (254 values a result, ~3.9 KB records) at each of
   ``--sizes`` MB;
 * ``--tiny`` results of one singular U32 counter and nothing else (40-byte records, the
-  shape that made ``interp`` run out of memory), packed with ``bulk.encode_result``.
+  shape that made ``interp`` run out of memory), packed with ``encode.encode_result``.
 
 Each command runs in a child of a fresh ``python -c`` wrapper that reports the child's
 ``ru_maxrss``, so every figure is one process's peak. The table shows peak RSS in MB per
@@ -27,8 +27,10 @@ import sys
 import time
 from pathlib import Path
 
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmSem, PmType, PmUnits, Timestamp
-from pcpconform.io.bulk import DecodedResult, DecodedValueSet, encode_result
+from pcpconform.io.decoded import DecodedResult, DecodedValueSet
+from pcpconform.io.encode import encode_result
 from pcpconform.io.writer import ArchiveWriter, LabelFields
 
 HERE = Path(__file__).resolve().parent
@@ -56,8 +58,8 @@ def tiny_archive(base: Path, results: int) -> Path:
     chunk: list[bytes] = []
     for k in range(results):
         vs = DecodedValueSet(TINY_PMID, 1, 0, None, ((-1,), ((k * 7) & 0xFFFFFFFF,)))
-        record = encode_result(3, DecodedResult(Timestamp(TINY_START + k, 0), [vs], None, True),
-                               types)
+        record = encode_result(3, DecodedResult(Timestamp(TINY_START + k, 0), [vs], None, True), types,
+                               PathStats())
         assert record is not None
         chunk.append(record)
         if len(chunk) == 65536:

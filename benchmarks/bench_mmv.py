@@ -1,27 +1,29 @@
-"""MMV reading speed: the kit's reader (and validator) against ``mmvdump`` on the same file.
+"""MMV reading, checking and dumping speed: the kit against ``mmvdump`` on the same files.
 
-The file is at the MMV PMDA's limits: 1023 metrics (the most a file may export), indoms of
-up to 4000 instances, every type, and a string slot for every STRING value and every name
-(version 2: long names), written by the kit's writer (``build_mmv``) once and cached under
-build/bench/. Then, in interleaved rounds, it times ``mmvdump FILE`` (output to /dev/null),
-``read_mmv(FILE)`` (parsed and checked; values left as columns until read), ``read_mmv`` with
-every metric's values made into ``Value`` tuples, and ``check_mmv_file(FILE)`` in-process
-(the validator when ``pcpconform.check.mmv`` is there), and prints the best time of each and
-the ratio to mmvdump (kit/mmvdump: below 1 is faster). Timings are printed, never asserted.
+Two files, written by the kit's writer (``build_mmv``) once and cached under build/bench/mmv:
+``limits``, at the MMV PMDA's limits (1023 metrics, the most a file may export, of every
+type, indoms of up to 4000 instances, a string slot for every STRING value and every name,
+version 2: long names; 63 435 values), and ``values100k`` (100 metrics of 1000 instances
+each, every numeric type, 100 000 values). For each, in interleaved rounds, it times
+``mmvdump FILE`` (output to /dev/null), ``read_mmv(FILE)`` (parsed and checked; values left as
+columns until read), ``read_mmv`` with every metric's values made into ``Value`` tuples,
+``check_mmv_file(FILE)``, and the dump in both formats (``dump_mmv`` to /dev/null: the text
+listing, mmvdump's counterpart, and JSON Lines) in-process; then the commands ``pcpconform
+check FILE`` and ``pcpconform dump [--format jsonl] FILE`` as processes, start-up included.
+It prints the best time of each and the speed relative to mmvdump (``x mmvdump`` = mmvdump's
+time / the kit's: 1.0x or more is as fast or faster), by wall clock and by CPU. Timings are
+printed, never asserted. Figures: benchmarks/README.md.
 
-Best of 9, CPU time (load average 6 on 2 CPUs; wall clock is noisier there): mmvdump
-0.023 s, read_mmv 0.011 s (0.49x), read_mmv with every value made 0.033 s (1.43x),
-check_mmv_file 0.015 s (0.65x); before the column paths, read_mmv (every value made) took
-0.046 s (1.9x) and check_mmv_file 0.234 s (9.8x).
-
-    .venv/bin/python benchmarks/bench_mmv.py [--repeat 5] [--scale 1.0] [--profile]
+    .venv/bin/python benchmarks/bench_mmv.py [--repeat 5] [--scale 1.0] [--only limits|values100k] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import importlib
+import os
 import pstats
 import random
 import shutil
@@ -77,14 +79,30 @@ def contents(scale: float) -> MmvFile:
     return MmvFile(2, 1 << 32, 1 << 32, 0, 0, 77, indoms, tuple(metrics))
 
 
-def bench_file(scale: float, regenerate: bool) -> Path:
+def values_100k() -> MmvFile:
+    """100 metrics of every numeric type over one indom of 1000 instances: 100 000 values."""
+    rng = random.Random(SEED + 1)
+    indom = Indom(1, tuple(Instance(k, f"cpu{k}") for k in range(1000)))
+    numeric = [t for t in TYPES if t != mm.TYPE_STRING]
+    metrics = []
+    for item in range(1, 101):
+        mtype = numeric[item % len(numeric)]
+        values = tuple(Value.of(mtype, rng.uniform(-1e6, 1e6) if mtype in (mm.TYPE_FLOAT, mm.TYPE_DOUBLE)
+                                else rng.randrange(0, 2**31), k) for k in range(1000))
+        metrics.append(Metric(f"host.metric{item:03d}", item, mtype, mm.SEM_COUNTER, 0, 1,
+                              f"metric {item}", None, values))
+    return MmvFile(1, 1 << 32, 1 << 32, 0, 0, 78, (indom,), tuple(metrics))
+
+
+def bench_file(scale: float, regenerate: bool, which: str = "limits") -> Path:
     # the name is a metric name component, as the PMDA requires of a file it serves
     key = f"{scale:g}".replace(".", "p").replace("-", "m")
-    path = ROOT / "build" / "bench" / "mmv" / f"limits_s{key}_g{GENERATOR_VERSION}"
+    name = f"limits_s{key}_g{GENERATOR_VERSION}" if which == "limits" else f"values100k_g{GENERATOR_VERSION}"
+    path = ROOT / "build" / "bench" / "mmv" / name
     if regenerate or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(build_mmv(contents(scale)))
+        tmp.write_bytes(build_mmv(contents(scale) if which == "limits" else values_100k()))
         tmp.replace(path)
     return path
 
@@ -120,26 +138,22 @@ def profile(fn: Callable[[], object], top: int) -> None:
         stats.sort_stats(key).print_stats(top)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--scale", type=float, default=1.0, help="indom sizes times this")
-    ap.add_argument("--regenerate", action="store_true")
-    ap.add_argument("--profile", action="store_true", help="cProfile read_mmv")
-    ap.add_argument("--top", type=int, default=15)
-    args = ap.parse_args(argv)
-    path = bench_file(args.scale, args.regenerate)
-    mmv = read_mmv(path)
-    nvalues = sum(len(m.values) for m in mmv.metrics)
-    ninst = sum(len(d.instances) for d in mmv.indoms)
-    if args.profile:
-        profile(lambda: read_mmv(path), args.top)
-        return 0
+def dump_case(path: Path, fmt: str) -> Callable[[], None]:
+    def run() -> None:
+        from pcpconform.dump.mmv import dump_mmv
+
+        with open(os.devnull, "w", encoding="utf-8") as out:
+            dump_mmv(path, out, fmt)
+    return run
+
+
+def cases_for(path: Path) -> list[Case]:
     cases: list[Case] = []
     dump = find_mmvdump()
     if dump:
         cases.append(Case("mmvdump FILE > /dev/null", _subprocess_case([dump, str(path)]),
                           reference=True))
+
     def read() -> None:
         read_mmv(path)
 
@@ -147,37 +161,80 @@ def main(argv: list[str] | None = None) -> int:
         for m in read_mmv(path).metrics:
             m.values                           # noqa: B018 - makes the metric's Value tuples
 
-    cases.append(Case("read_mmv(FILE) in-process", read))
+    cases.append(Case("read_mmv(FILE)", read))
     cases.append(Case("read_mmv(FILE), every Value made", read_all))
     check = validator()
     if check is not None:
-        cases.append(Case("check_mmv_file(FILE) in-process", lambda: check_clean(check, path)))
-    path.read_bytes()                          # warm the page cache for every case alike
-    measure(cases, max(1, args.repeat))
+        cases.append(Case("check_mmv_file(FILE)", lambda: check_clean(check, path)))
+    cases.append(Case("dump text (dump_mmv)", dump_case(path, "text")))
+    cases.append(Case("dump jsonl (dump_mmv)", dump_case(path, "jsonl")))
+    script = Path(sys.executable).with_name("pcpconform")      # the installed command
+    command = [str(script)] if script.exists() else [sys.executable, "-c",
+                                                      "import sys; from pcpconform.cli import main; sys.exit(main())"]
+    cases.append(Case("$ pcpconform check FILE", _subprocess_case([*command, "check", "-q", str(path)])))
+    cases.append(Case("$ pcpconform dump FILE", _subprocess_case([*command, "dump", str(path)])))
+    cases.append(Case("$ pcpconform dump --format jsonl FILE",
+                      _subprocess_case([*command, "dump", "--format", "jsonl", str(path)])))
+    return cases
+
+
+def print_table(path: Path, cases: list[Case], repeat: int) -> bool:
+    mmv = read_mmv(path)
+    nvalues = sum(len(m.values) for m in mmv.metrics)
+    ninst = sum(len(d.instances) for d in mmv.indoms)
     size = path.stat().st_size / 1e6
-    print(f"\nfile {path}: {size:.2f} MB, MMV v{mmv.version}, {len(mmv.metrics)} metrics, "
+    print(f"\nfile {path.name}: {size:.2f} MB, MMV v{mmv.version}, {len(mmv.metrics)} metrics, "
           f"{len(mmv.indoms)} indoms, {ninst} instances, {nvalues} values")
-    print(f"best of {args.repeat} runs: wall clock, and CPU (user + system, the fairer figure"
-          f" on a busy machine); ratio = kit / mmvdump (below 1: faster)\n")
+    print(f"best of {repeat} runs: wall clock and CPU (user + system: the fairer figure on a busy"
+          " machine);\nx mmvdump = mmvdump's time / the kit's (1.0x or more: as fast or faster)\n")
     ref = next((c for c in cases if c.reference and c.times), None)
-    head = (f"{'command':<36} {'wall s':>7} {'MB/s':>7} {'cpu s':>7}  {'wall ratio':>10}"
-            f" {'cpu ratio':>10}")
+    head = f"{'command':<40} {'wall s':>7} {'cpu s':>7}  {'wall':>12} {'cpu':>12}"
     print(head)
     print("-" * len(head))
     failed = False
     for c in cases:
         if c.error or not c.times:
-            print(f"{c.label:<36} {'FAILED':>7}  {c.error}")
+            print(f"{c.label:<40} {'FAILED':>7}  {c.error}")
             failed = True
             continue
         wall, cpu = min(c.times), min(c.cpu)
         if c.reference:
-            ratios = f"{'(ref)':>10} {'(ref)':>10}"
+            speeds = f"{'(ref)':>12} {'(ref)':>12}"
         elif ref:
-            ratios = f"{wall / min(ref.times):9.2f}x {cpu / max(min(ref.cpu), 1e-3):9.2f}x"
+            speeds = f"{min(ref.times) / wall:11.2f}x {min(ref.cpu) / max(cpu, 1e-3):11.2f}x"
         else:
-            ratios = f"{'n/a':>10} {'n/a':>10}"
-        print(f"{c.label:<36} {wall:7.3f} {size / wall:7.1f} {cpu:7.3f}  {ratios}")
+            speeds = f"{'n/a':>12} {'n/a':>12}"
+        print(f"{c.label:<40} {wall:7.3f} {cpu:7.3f}  {speeds}")
+    return failed
+
+
+def profiled(path: Path) -> None:
+    read_mmv(path)
+    dump_case(path, "text")()
+    dump_case(path, "jsonl")()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--scale", type=float, default=1.0, help="the limits file's indom sizes times this")
+    ap.add_argument("--only", choices=("limits", "values100k"), help="one of the two files")
+    ap.add_argument("--regenerate", action="store_true")
+    ap.add_argument("--profile", action="store_true", help="cProfile read_mmv and the dumps")
+    ap.add_argument("--top", type=int, default=15)
+    args = ap.parse_args(argv)
+    failed = False
+    for which in ("limits", "values100k"):
+        if args.only and which != args.only:
+            continue
+        path = bench_file(args.scale, args.regenerate, which)
+        if args.profile:
+            profile(functools.partial(profiled, path), args.top)
+            continue
+        cases = cases_for(path)
+        path.read_bytes()                      # warm the page cache for every case alike
+        measure(cases, max(1, args.repeat))
+        failed |= print_table(path, cases, args.repeat)
     return 1 if failed else 0
 
 

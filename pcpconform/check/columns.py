@@ -2,15 +2,16 @@
 
 Almost every result of an archive repeats the layout of earlier ones: the same value sets,
 instances, value formats and block headers, only the timestamp and the values change. Once
-a record has been checked field by field (results.py, the reference path) and found clean,
-its layout is kept as a ``Shape``: a bit mask of the bytes that may vary (timestamp, INSITU
-words, block payloads and padding) and the bytes every other byte must equal. A later
-record of the same length and first value set that matches the mask needs only what can
-differ with the values: its time (fraction, order, archive start), the instance domain in
-force (the same state, an interval of time), counter values against the previous result,
-and each string's NUL. Anything else (a mark, a new layout, a finding, an event array)
-goes to the reference path, counted under a ``Fallback`` reason, so a finding is always
-reported by the same code in the same order, and the shape is learned again from it.
+a record has been checked by the reference path (results.py) and found clean, its layout is
+kept as a ``Shape``: a bit mask of the bytes that may vary (timestamp, INSITU words, block
+payloads and padding) and the bytes every other byte must equal. That is all this engine
+knows of the format: what a later record of the shape must still satisfy is each rule's
+own column form (``columns``, beside its per-record check in times.py and values.py),
+asked once per shape (shape.py) for a check to run on every record of it. A record whose
+every check passes is done (the rules' state committed); anything else (a mark, a new
+layout, a record a rule might report something on) goes to the reference path, counted
+under its reason (``Fallback``, or the rule's own), so a finding is always reported by the
+same code in the same order, and the shape is learned again from it.
 
 Kept per archive: the shapes (at most ``MAX_SHAPES``, their masks at most ``SHAPE_BYTES``
 bytes) and nothing per result.
@@ -19,25 +20,24 @@ bytes) and nothing per result.
 from __future__ import annotations
 
 import enum
-import itertools
-import operator
 import struct
-from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
+from pcpconform.check import times
+from pcpconform.check.shape import LearnedShape, ShapeCheck, VsetShape
 from pcpconform.check.state import Context, VolumeInfo
-from pcpconform.check.values import ValueChecks, is_counter
-from pcpconform.format.pmtypes import PmType, Timestamp
+from pcpconform.check.values import ValueChecks
+from pcpconform.fastpath import Declined
+from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, PmValue, block_offset
-from pcpconform.format.values import F32
-from pcpconform.io.bulk import DecodedResult, struct_format
+from pcpconform.format.schema.visit import struct_format
+from pcpconform.io.decoded import DecodedResult
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["Fallback", "Shape", "ResultColumns", "MAX_SHAPES", "SHAPE_BYTES"]
+__all__ = ["Fallback", "Shape", "ResultColumns", "MAX_SHAPES", "SHAPE_BYTES", "PATH"]
 
+PATH = "check.columns"
 #: shapes kept per archive; more distinct layouts than this start the cache again
 MAX_SHAPES = 1024
 #: record bytes the kept shapes may cover (each holds a mask and the masked record)
@@ -48,13 +48,7 @@ _PMVALUE = struct_format(PmValue)                 # "iI": instance, value word
 _PAIR = struct.calcsize(">" + _PMVALUE)
 _WORD = struct.Struct(">I")
 _STAMP = {2: struct.Struct(">ii"), 3: struct.Struct(">IIi")}
-#: block payload formats of the numeric types a counter may have (FLOAT: its bits)
-_BLOCK_CODE: dict[int, str] = {PmType.I64: "q", PmType.U64: "Q", PmType.DOUBLE: "d", PmType.FLOAT: "I"}
-_BLOCK_SIZE = {code: struct.calcsize(">" + code) for code in _BLOCK_CODE.values()}
-_INSITU_CODE: dict[int, str] = {PmType.I32: "i", PmType.U32: "I"}
-_EVENTS = (PmType.EVENT, PmType.HIGHRES_EVENT)
 _NSEC = 1_000_000_000
-_lt = operator.lt
 
 
 @lru_cache(maxsize=256)
@@ -64,42 +58,25 @@ def _words(count: int) -> struct.Struct:
 
 
 class Fallback(enum.Enum):
-    """Why a result went to the reference path instead of its shape."""
+    """Why a result went to the reference path instead of its shape (``check.columns``);
+    the rules' column forms give their own reasons (``ValueReason``, ``TimeReason``)."""
 
     NEW_SHAPE = "new-shape"            # no shape of this length and first value set yet
     STRUCTURE = "structure"            # a byte of the layout differs from the shape's
-    TIME = "time"                      # fraction out of range, out of order, before start
-    INDOM = "indom"                    # another instance-domain state is in force
-    COUNTER = "counter"                # a counter decreased, or its instances changed
-    STRING = "string"                  # a string value without its NUL
     MARK = "mark"                      # a mark record (counters restart)
     UNDECODED = "undecoded"            # the record does not decode (reported)
     FINDING = "finding"                # learning: the reference path reported something
-    UNSUPPORTED = "unsupported"        # learning: not canonical, event arrays, numval <= 0
+    UNSUPPORTED = "unsupported"        # learning: not canonical, numval <= 0, undescribed
     TOO_LARGE = "too-large"            # learning: a record too large to keep a shape of
 
 
 @dataclass(frozen=True)
-class _CounterColumn:
-    """One counter's values in a shape: where they are and the instances they belong to."""
-
-    pmid: int
-    insts: tuple[int, ...]
-    unpack: Callable[[bytes, int], tuple[Any, ...]]
-    at: int
-    floats: struct.Struct | None      # FLOAT: unpacked again as floats, paired with the bits
-
-
-@dataclass(frozen=True)
 class Shape:
-    """A clean record's layout: the bytes that must repeat, and the columns to check."""
+    """A clean record's layout: the bytes that must repeat, and the rules' checks."""
 
     mask: int                          # 1 bits: bytes that must equal the shape's
     expect: int                        # the record as an integer, masked
-    counters: tuple[_CounterColumn, ...]
-    nuls: tuple[int, ...]              # offsets of each string's last byte (must be 0)
-    since: int                         # the instance domains used are in force from
-    until: int                         # ... until (ns)
+    checks: tuple[ShapeCheck, ...]
 
 
 class ResultColumns:
@@ -115,12 +92,12 @@ class ResultColumns:
         self.shapes: dict[tuple[int, bytes], list[Shape]] = {}
         self._count = 0
         self._bytes = 0
-        self.paths: Counter[str] = ctx.report.result_paths
+        self.stats = ctx.report.paths
         self._pending: tuple[str, int, int, int] | None = None   # last fast result's time
 
     def check(self, rec: RawRecord, info: VolumeInfo) -> bool:
-        """True if ``rec`` matched its shape and passed every check (state updated); False
-        (the reason counted, nothing changed) if the reference path must check it."""
+        """True if ``rec`` matched its shape and passed every rule's check (state updated);
+        False (the reason counted, nothing changed) if the reference path must check it."""
         data = rec.data
         hdr = self.header
         shapes = self.shapes.get((len(data), data[hdr - 4:hdr + 4]))
@@ -137,48 +114,28 @@ class ResultColumns:
             sec = lo | hi << 32
             if sec >> 63:
                 sec -= 1 << 64
-            if not 0 <= nsec < _NSEC:
-                return self._fallback(Fallback.TIME)
         else:
             sec, usec = self.stamp.unpack_from(data, 4)
-            if not 0 <= usec < 1_000_000:
-                return self._fallback(Fallback.TIME)
             nsec = usec * 1000
         ns = sec * _NSEC + nsec
-        st = self.ctx.st
-        if (st.last_result is not None and ns < st.last_result) \
-                or (st.start is not None and (sec, nsec) < (st.start.sec, st.start.nsec)):
-            return self._fallback(Fallback.TIME)
-        if not shape.since <= ns < shape.until:
-            return self._fallback(Fallback.INDOM)
-        for at in shape.nuls:
-            if data[at]:
-                return self._fallback(Fallback.STRING)
-        counters = st.counters
-        updates = []
-        for col in shape.counters:
-            now = col.unpack(data, col.at)
-            if col.floats is not None:
-                now = tuple(map(F32, col.floats.unpack_from(data, col.at), now))
-            last = counters.get(col.pmid)
-            if last is not None:
-                if last[0] != col.insts:
-                    return self._fallback(Fallback.COUNTER)
-                try:
-                    if any(map(_lt, now, last[1])):
-                        return self._fallback(Fallback.COUNTER)
-                except TypeError:   # the last values were of another type (value.vtype)
-                    return self._fallback(Fallback.COUNTER)
-            updates.append((col.pmid, (col.insts, now)))
-        counters.update(updates)
-        st.last_result = ns
+        commits = []
+        try:
+            for rule_check in shape.checks:
+                commit = rule_check(data, ns)
+                if commit is not None:
+                    commits.append(commit)
+        except Declined as declined:
+            self.stats.decline(PATH, declined.reason)
+            return False
+        for commit in commits:
+            commit()
         info.stamp(ns)
         self._pending = (rec.file, rec.index, sec, nsec)
-        self.paths["columns"] += 1
+        self.stats.answered[PATH] += 1
         return True
 
     def _fallback(self, reason: Fallback) -> bool:
-        self.paths[reason.value] += 1
+        self.stats.decline(PATH, reason)
         return False
 
     def flush(self) -> None:
@@ -191,20 +148,21 @@ class ResultColumns:
     def learn(self, rec: RawRecord, res: DecodedResult | None, clean: bool) -> None:
         """Keep the shape of a record the reference path has just checked."""
         if res is None:
-            self.paths[Fallback.UNDECODED.value] += 1
+            self.stats.decline(PATH, Fallback.UNDECODED)
             return
         if res.is_mark:
             return
         if not clean:
-            self.paths[Fallback.FINDING.value] += 1
+            self.stats.decline(PATH, Fallback.FINDING)
             return
         size = 2 * len(rec.data)                 # a mask and the masked record
         if 2 * size > SHAPE_BYTES:
-            self.paths[Fallback.TOO_LARGE.value] += 1
+            self.stats.decline(PATH, Fallback.TOO_LARGE)
             return
-        shape = self._shape(rec.data, res)
-        if shape is None:
-            self.paths[Fallback.UNSUPPORTED.value] += 1
+        try:
+            shape = self._shape(rec.data, res)
+        except Declined as declined:
+            self.stats.decline(PATH, declined.reason)
             return
         if self._count >= MAX_SHAPES or self._bytes + size > SHAPE_BYTES:
             self.shapes.clear()
@@ -216,79 +174,41 @@ class ResultColumns:
         self._bytes += size
         del shapes[_PER_KEY:]
 
-    def _shape(self, data: bytes, res: DecodedResult) -> Shape | None:
-        """The shape of a canonical, clean record (None for what it cannot hold)."""
+    def _shape(self, data: bytes, res: DecodedResult) -> Shape:
+        """The shape of a canonical, clean record, with every rule's column check."""
         if not res.canonical:
-            return None
+            raise Declined(Fallback.UNSUPPORTED)
         size = len(data)
         varies = bytearray(size)           # 0xFF where a byte may change record to record
         varies[4:self.header - 4] = b"\xff" * (self.header - 8)
-        ns = res.timestamp.total_nsec()
-        since, until = -(1 << 127), 1 << 127
-        counters: list[_CounterColumn] = []
-        nuls: list[int] = []
+        vsets: list[VsetShape] = []
         pos = self.header
-        for vs in res.vsets:
+        for k, vs in enumerate(res.vsets):
             pos += 8
-            if vs.numval <= 0:
-                return None
             info = self.values.desc_info(vs.pmid)
-            if info is None:
-                return None
-            ptype, _sem, indom = info
-            if indom is not None:
-                span = self.values.members_span(indom, ns)
-                if span is None:
-                    return None
-                since, until = max(since, span[0]), min(until, span[1])
+            if vs.numval <= 0 or info is None:
+                raise Declined(Fallback.UNSUPPORTED)
             vlist = pos + 4
             pos = vlist + _PAIR * vs.numval
+            blocks: tuple[tuple[int, int, int], ...] = ()
             if vs.valfmt == 0:
                 for j in range(vs.numval):
                     at = vlist + _PAIR * j + 4
                     varies[at:at + 4] = b"\xff" * 4
             else:
-                offsets = list(map(block_offset, _words(vs.numval).unpack_from(data, vlist)))
-                for off in offsets:
+                heads = []
+                for off in map(block_offset, _words(vs.numval).unpack_from(data, vlist)):
                     vtype, vlen = divmod(_WORD.unpack_from(data, off)[0], 1 << 24)
-                    if vtype in _EVENTS:
-                        return None
                     padded = vlen + (-vlen % 4)
                     varies[off + 4:off + padded] = b"\xff" * (padded - 4)
-                    if vtype == PmType.STRING:
-                        nuls.append(off + vlen - 1)
-            if is_counter(info):
-                if any(c.pmid == vs.pmid for c in counters):
-                    return None     # compared with itself within the record: reference path
-                column = (self._insitu(vs.pmid, ptype, vs.columns[0], vlist) if vs.valfmt == 0
-                          else self._blocks(vs.pmid, ptype, vs.columns[0], offsets))
-                if column is None:
-                    return None     # a counter the shape cannot hold a column of
-                counters.append(column)
+                    heads.append((off, vlen, vtype))
+                blocks = tuple(heads)
+            assert vs.valfmt is not None
+            vsets.append(VsetShape(k, vs.pmid, vs.numval, vs.valfmt, vs.columns[0], *info, vlist, blocks))
+        learned = LearnedShape(self.version, bytes(data), res.timestamp.total_nsec(), tuple(vsets))
+        checks = [rule.columns(self.ctx, learned) for rule in times.RECORD_RULES]
+        checks += self.values.columns(learned)
         whole = (1 << 8 * size) - 1
         mask = whole ^ int.from_bytes(varies, "big")
-        return Shape(mask, int.from_bytes(data, "big") & mask, tuple(counters), tuple(nuls),
-                     since, until)
-
-    @staticmethod
-    def _insitu(pmid: int, ptype: int, insts: tuple[int, ...], vlist: int) -> _CounterColumn | None:
-        code = _INSITU_CODE.get(ptype)
-        if code is None:
-            return None
-        fmt = struct.Struct(">" + ("4x" + code) * len(insts))
-        return _CounterColumn(pmid, tuple(insts), fmt.unpack_from, vlist, None)
-
-    @staticmethod
-    def _blocks(pmid: int, ptype: int, insts: tuple[int, ...], offsets: list[int]) -> _CounterColumn | None:
-        code = _BLOCK_CODE.get(ptype)
-        if code is None:
-            return None
-        if any(b <= a for a, b in itertools.pairwise(offsets)):
-            return None     # never in a canonical record: blocks follow value order
-        parts, at = [], offsets[0]
-        for off in offsets:
-            parts.append(f"{off - at + 4}x{code}")
-            at = off + 4 + _BLOCK_SIZE[code]
-        fmt = struct.Struct(">" + "".join(parts))
-        floats = struct.Struct(">" + "".join(parts).replace("I", "f")) if ptype == PmType.FLOAT else None
-        return _CounterColumn(pmid, tuple(insts), fmt.unpack_from, offsets[0], floats)
+        return Shape(mask, int.from_bytes(data, "big") & mask,
+                     tuple(check for check in checks if check is not None))

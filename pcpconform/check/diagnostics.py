@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.errors import Location
+from pcpconform.fastpath import PathStats
 
 __all__ = ["Diagnostic", "Report", "DiagnosticLimit", "OsFailure"]
 
@@ -61,9 +61,9 @@ class Report:
     bytes_checked: int = 0
     #: "FILE: reason" when the OS would not let the check read a file; nothing else counts
     os_error: str | None = None
-    #: how many results each path of the result checks took: "columns" (a learned shape,
-    #: check/columns.py) or the reference path, by ``Fallback`` reason
-    result_paths: Counter[str] = field(default_factory=Counter)
+    #: what the fast paths did: results checked on a learned shape (``check.columns``,
+    #: check/columns.py) and those it declined by reason, records the bulk decoder read
+    paths: PathStats = field(default_factory=PathStats)
 
     def add(self, code: str, file: str, message: str, *, record: int | None = None,
             offset: int | None = None, field: str | None = None, metric: str | None = None,

@@ -17,7 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
+from pcpconform.check.columns import Fallback
 from pcpconform.check.crossfile import check_crossfile
 from pcpconform.check.diagnostics import Diagnostic, DiagnosticLimit, OsFailure, Report
 from pcpconform.check.files import discover
@@ -27,26 +29,31 @@ from pcpconform.check.meta import check_meta
 from pcpconform.check.results import check_volume
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.state import Context
-from pcpconform.check.values import ValueChecks
+from pcpconform.check.times import TimeReason
+from pcpconform.check.values import ValueChecks, ValueReason
 from pcpconform.errors import FormatError
+from pcpconform.fastpath import register
 from pcpconform.format.schema import PM_LOG_VOL_META, PM_LOG_VOL_TI
+from pcpconform.io.bulk import DecodeReason
 from pcpconform.io.reader import Component
 
-__all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT"]
+__all__ = ["check_archive", "DEFAULT_DECOMPRESS_LIMIT", "COLUMNS", "CANONICAL"]
 
 #: A compressed component may expand to at most this many bytes (compression bombs).
 DEFAULT_DECOMPRESS_LIMIT = 8 << 30
 
 
 def check_archive(path: str | os.PathLike[str], *, max_diagnostics: int | None = None,
-                  decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT, columns: bool = True) -> Report:
+                  decompress_limit: int = DEFAULT_DECOMPRESS_LIMIT, columns: bool = True,
+                  walk_canonical: bool = False) -> Report:
     """Check one archive (base name or any of its files); never raises for bad input.
-    ``columns=False`` checks every result on the reference path (the same findings)."""
+    ``columns=False`` checks every result on the reference path, ``walk_canonical=True``
+    walks every result field by field (the same findings either way)."""
     base = Path(path)
     report = Report(str(base), max_diagnostics=max_diagnostics)
     started = time.perf_counter()
     try:
-        _run(Context(base, report, decompress_limit, columns))
+        _run(Context(base, report, decompress_limit, columns, walk_canonical))
     except (DiagnosticLimit, OsFailure):
         pass
     except Exception as exc:  # a bug of ours must not look like a clean archive
@@ -101,3 +108,20 @@ def _component(ctx: Context, path: Path, vol: int) -> Iterator[Component | None]
         yield comp
     finally:
         comp.__exit__()
+
+
+def _report(base: Path, columns: bool, walk_canonical: bool = False) -> dict[str, Any]:
+    """The whole report, its time aside."""
+    report = check_archive(base, columns=columns, walk_canonical=walk_canonical).to_json()
+    report.pop("seconds")
+    return report
+
+
+#: results checked on learned shapes (columns.py) against every result on the reference path
+COLUMNS = register("check.columns", reference=lambda base: _report(base, False),
+                   fast=lambda base: _report(base, True), reasons=(Fallback, ValueReason, TimeReason),
+                   inputs="archive")
+#: the field walk skipped for the results the bulk decoder finds canonical, against every
+#: result walked
+CANONICAL = register("check.canonical", reference=lambda base: _report(base, False, True),
+                     fast=lambda base: _report(base, False), reasons=DecodeReason, inputs="archive")

@@ -5,39 +5,63 @@ small records those calls cost as much as checking them. A plain (uncompressed) 
 framed here from 1 MiB chunks instead, for as long as its records are whole and their
 trailers agree; at the first record that is not (a bad length, a trailer that differs,
 stray bytes at the end) the reader's own framing takes over at that record's offset, so
-every framing finding is the reader's, word for word.
+every framing finding is the reader's, word for word. This is the registered fast path
+``check.frames`` of ``Component.records``; a compressed component, or anything but a
+regular file, it declines (``FrameReason``).
 """
 
 from __future__ import annotations
 
+import enum
 import os
 import stat
 import struct
 from collections.abc import Iterator
-from typing import BinaryIO
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from pcpconform.errors import FormatError, Location
+from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.io.files import strip_compression
 from pcpconform.io.reader import Component, RawRecord, iter_framed
 
-__all__ = ["volume_records"]
+__all__ = ["volume_records", "FrameReason", "FRAMES"]
 
 _CHUNK = 1 << 20
 _WORD = struct.Struct(">I")
 
 
-def volume_records(comp: Component) -> Iterator[RawRecord]:
-    """The records of an opened data volume, as ``comp.records()`` gives them."""
+class FrameReason(enum.Enum):
+    """Why a volume is framed by the reader record by record."""
+
+    COMPRESSED = "a compressed component"
+    NOT_REGULAR = "not a regular file"
+    UNREADABLE = "cannot be opened a second time"
+
+
+def _plain_stream(comp: Component) -> BinaryIO:
+    """The volume opened again for chunked reads, or ``Declined``."""
+    if strip_compression(comp.name)[1]:
+        raise Declined(FrameReason.COMPRESSED)
     try:
         # a regular file only: a second open of a pipe or device would not see the same bytes
-        plain = not strip_compression(comp.name)[1] and stat.S_ISREG(os.stat(comp.path).st_mode)
-        stream = comp.path.open("rb") if plain else None
+        if not stat.S_ISREG(os.stat(comp.path).st_mode):
+            raise Declined(FrameReason.NOT_REGULAR)
+        return comp.path.open("rb")
     except OSError:
-        stream = None
-    if stream is None:
+        raise Declined(FrameReason.UNREADABLE) from None
+
+
+def volume_records(comp: Component, stats: PathStats) -> Iterator[RawRecord]:
+    """The records of an opened data volume, as ``comp.records()`` gives them."""
+    try:
+        stream = _plain_stream(comp)
+    except Declined as declined:
+        stats.decline("check.frames", declined.reason)
         yield from comp.records()
         return
+    stats.answered["check.frames"] += 1
     with stream:
         try:
             yield from _framed(comp, stream)
@@ -77,3 +101,27 @@ def _framed(comp: Component, f: BinaryIO) -> Iterator[RawRecord]:
     f.seek(offset)
     yield from iter_framed(f, name, first_index=index, first_offset=offset, clean_end_below=4,
                            trailing=comp.trailing)
+
+
+def _framing(path: Path, fast: bool) -> tuple[list[tuple[int, int, bytes]], Any, bytes]:
+    """A volume's records (index, offset, bytes), the reader's error if any, and its
+    trailing bytes, framed by ``volume_records`` or the reader."""
+    out: list[tuple[int, int, bytes]] = []
+    error: Any = None
+    with Component(path) as comp:
+        try:
+            records = _chunked(comp) if fast else comp.records()
+            out.extend((r.index, r.offset, r.data) for r in records)
+        except FormatError as exc:
+            error = (exc.message, exc.location, exc.code)
+        return out, error, b"".join(comp.trailing)
+
+
+def _chunked(comp: Component) -> Iterator[RawRecord]:
+    stream = _plain_stream(comp)
+    with stream:
+        yield from _framed(comp, stream)
+
+
+FRAMES = register("check.frames", reference=lambda path: _framing(path, False),
+                  fast=lambda path: _framing(path, True), reasons=FrameReason, inputs="volume-file")

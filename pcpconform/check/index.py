@@ -18,7 +18,7 @@ from pcpconform.check.describe import stamp_text
 from pcpconform.check.state import Context
 from pcpconform.errors import FormatError
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, structs
-from pcpconform.io.bulk import struct_format
+from pcpconform.format.schema.visit import struct_format
 from pcpconform.io.files import strip_compression
 from pcpconform.io.reader import Component
 

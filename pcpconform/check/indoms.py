@@ -25,6 +25,7 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
         return
     names: dict[int, bytes] = {}
     seen_names: set[bytes] = set()
+    strtab = b.strtab
     for k, (inst, off, name) in enumerate(zip(b.instlist, b.offsets, b.names)):
         fld = f"indom.instlist[{k}]"
         if inst < 0:
@@ -34,8 +35,8 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
                 ctx.add("indom.deleted-in-full", f, "name offset -1 in a full instance domain",
                         field=f"indom.offsets[{k}]", **where)
             continue
-        if off < 0 or off >= len(b.strtab) or b"\0" not in b.strtab[off:]:
-            ctx.add("indom.offset", f, f"name offset {off} with a string table of {len(b.strtab)} bytes",
+        if off < 0 or off >= len(strtab) or strtab.find(b"\0", off) < 0:     # no copy of the table's rest
+            ctx.add("indom.offset", f, f"name offset {off} with a string table of {len(strtab)} bytes",
                     field=f"indom.offsets[{k}]", **where)
             continue
         if inst in names:

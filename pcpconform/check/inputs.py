@@ -48,6 +48,8 @@ class Inputs:
 
     bases: list[Path] = field(default_factory=list)
     mmv: list[Path] = field(default_factory=list)
+    #: directories scanned for MMV files: each is checked as the MMV PMDA loads it
+    mmv_dirs: set[Path] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
     skipped: int = 0            # files in scanned directories that are neither
     #: archive sets (a directory, or members joined with commas) checked across members
@@ -175,6 +177,7 @@ def _scan(root: Path, found: Inputs) -> int:
                 bases.add(here / base)
             elif is_mmv_file(path):
                 found.mmv.append(path)
+                found.mmv_dirs.add(Path(os.path.normpath(here)))
             else:
                 found.skipped += 1
     found.bases.extend(sorted(bases))

@@ -19,30 +19,28 @@ from pcpconform.check.text import check_text
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import (
+    INDOM_TAGS,
     LABEL_SIZE,
+    LABEL_TAGS,
     META_TYPES,
     TYPE_DESC,
-    TYPE_INDOM,
-    TYPE_INDOM_DELTA,
     TYPE_INDOM_V2,
-    TYPE_LABEL,
     TYPE_LABEL_V2,
     TYPE_TEXT,
-    structs,
 )
-from pcpconform.io.reader import Component, RawRecord, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["check_meta"]
 
-_INDOM_TYPES = (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA)
-_LABEL_TYPES = (TYPE_LABEL_V2, TYPE_LABEL)
+_INDOM_TYPES = INDOM_TAGS
+_LABEL_TYPES = LABEL_TAGS
 _TAG = struct.Struct(">i")   # the type word after the length word
 _STAMP_AT = 8                # a record's timestamp follows its length and type words
 
 
 def check_meta(ctx: Context, comp: Component) -> None:
     """Check every record of an opened .meta file."""
-    s = structs(comp.version)
     count = 0
     end = LABEL_SIZE[comp.version]
     last_stamp: Timestamp | None = None
@@ -52,7 +50,7 @@ def check_meta(ctx: Context, comp: Component) -> None:
             end = rec.offset + len(rec.data)
             ctx.st.meta_records.append(rec.offset)
             try:
-                parsed = parse_payload(s.meta, rec, "meta")
+                parsed = parse_meta(rec, comp.version, ctx.report.paths)
             except FormatError as exc:
                 ctx.add(_decode_code(rec), rec.file, exc.message, record=rec.index,
                         offset=exc.location.offset, field=exc.location.field)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pcpconform.check import times
 from pcpconform.check.columns import ResultColumns
-from pcpconform.check.describe import stamp_text
 from pcpconform.check.frames import volume_records
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
 from pcpconform.check.values import ValueChecks
 from pcpconform.errors import FormatError
-from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import LABEL_SIZE, structs
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.reader import Component, RawRecord
@@ -42,7 +41,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     columns = ResultColumns(ctx, values, version) if ctx.columns else None
     diagnostics = ctx.report.diagnostics
     try:
-        for rec in (comp.records() if columns is None else volume_records(comp)):
+        for rec in (comp.records() if columns is None else volume_records(comp, ctx.report.paths)):
             count += 1
             end = rec.offset + len(rec.data)
             info.record(rec.offset)
@@ -80,7 +79,7 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
         ctx.add("frame.align", f, f"record length {len(rec.data)} is not a multiple of 4",
                 record=i, offset=rec.offset, field="len")
     try:
-        res = decode_result(rec, version, types)
+        res = decode_result(rec, version, types, ctx.report.paths)
     except FormatError as exc:
         code = exc.code if exc.code in _DECODER_RULES else "result.decode"
         ctx.add(code, f, exc.message, record=i, offset=exc.location.offset, field=exc.location.field)
@@ -89,24 +88,15 @@ def _result(ctx: Context, values: ValueChecks, rec: RawRecord, version: int, typ
         return None
     stamp = res.timestamp
     ctx.result_stamp = (f, i, stamp)
-    ns = stamp.total_nsec()
-    info.stamp(ns)
-    ctx.time(stamp, f, i, rec.offset + _STAMP_AT, "result.timestamp", version)
-    if st.last_result is not None and ns < st.last_result:
-        ctx.add("result.time-order", f, f"timestamp {stamp_text(stamp)} is earlier than the previous result's "
-                f"{stamp_text(Timestamp.from_nsec(st.last_result))} (pmFetch and pmdumplog skip this result)",
-                record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
-    if st.start is not None and stamp < st.start:
-        ctx.add("result.before-start", f, f"timestamp {stamp_text(stamp)} is before the archive start "
-                f"{stamp_text(st.start)}",
-                record=i, offset=rec.offset + _STAMP_AT, field="result.timestamp")
-    st.last_result = ns if st.last_result is None else max(ns, st.last_result)
+    info.stamp(stamp.total_nsec())
+    for rule in times.RECORD_RULES:
+        rule.check(ctx, rec, stamp, version)
     if res.is_mark:
         if len(rec.data) != structs(version).mark_size:
             ctx.add("result.mark-size", f, f"a mark of {len(rec.data)} bytes", record=i, offset=rec.offset)
         st.counters.clear()  # counters restart after a gap
         return res
-    if not res.canonical:
+    if not res.canonical or ctx.walk_canonical:     # canonical: nothing to find (check.canonical)
         walk_result(ctx, rec, version)
     for k, vs in enumerate(res.vsets):
         values.check(rec, k, vs, stamp)

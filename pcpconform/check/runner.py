@@ -72,14 +72,20 @@ def expand_inputs(args: Sequence[str]) -> tuple[list[Path], list[str]]:
 # --- running the checker ---------------------------------------------------------------
 
 
-def default_check(base: Path, max_diagnostics: int | None) -> Report:
+def default_check(base: Path, max_diagnostics: int | None,
+                  mmv_directories: frozenset[Path] = frozenset()) -> Report:
     """The real checker: ``pcpconform.check.sets.check_set`` for an archive set (a
     directory or a comma-separated list), ``pcpconform.check.mmv.check_mmv_file`` for an
-    MMV file, ``pcpconform.check.engine.check_archive`` for anything else."""
+    MMV file (or, in one of ``mmv_directories``, ``check_mmv_member``: with the files beside
+    it, as the MMV PMDA loads them), ``pcpconform.check.engine.check_archive`` for anything else."""
     if is_set_source(base):
         members: Report = import_module("pcpconform.check.sets").check_set(base, max_diagnostics)
         return members
     if is_mmv_file(base):
+        if base.parent in mmv_directories:
+            member: Report = import_module("pcpconform.check.mmv.directory").check_mmv_member(
+                base, max_diagnostics)
+            return member
         mmv: Report = import_module("pcpconform.check.mmv.engine").check_mmv_file(base, max_diagnostics)
         return mmv
     engine = import_module("pcpconform.check.engine")

@@ -27,7 +27,8 @@ from pcpconform.format.schema import TYPE_TEXT
 from pcpconform.format.timezone import ArchiveZone
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import libpcp_error
-from pcpconform.io.bulk import decode_result, result_head
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.decoded import result_head
 from pcpconform.io.reader import RawRecord
 from pcpconform.io.setform import log_base_name, namelist, open_member
 from pcpconform.io.setmeta import desc_conflict, desc_location
@@ -252,7 +253,7 @@ class _SetCheck:
         out = _Pass()
         try:
             for _, record in a.volume_records():
-                stamp = decode_result(record, a.version, types).timestamp
+                stamp = decode_result(record, a.version, types, a.stats).timestamp
                 out.end = stamp
                 if floor is not None and stamp < floor:
                     out.before = (out.before[0], out.before[1] + 1) if out.before else (record, 1)

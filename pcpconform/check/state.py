@@ -117,12 +117,16 @@ class ArchiveState:
 class Context:
     """One archive being checked: its state, its report and the labels seen so far."""
 
-    def __init__(self, base: Path, report: Report, decompress_limit: int, columns: bool = True) -> None:
+    def __init__(self, base: Path, report: Report, decompress_limit: int, columns: bool = True,
+                 walk_canonical: bool = False) -> None:
         self.base = base
         self.report = report
         self.decompress_limit = decompress_limit
         #: check results on learned shapes (columns.py) where they repeat
         self.columns = columns
+        #: walk even the results the bulk decoder finds canonical field by field (the
+        #: reference of ``check.canonical``: a canonical result has nothing to find there)
+        self.walk_canonical = walk_canonical
         self.st = ArchiveState()
         #: file name -> (archive version, parsed label), in the order the files were opened
         self.labels: dict[str, tuple[int, Any]] = {}

@@ -25,7 +25,7 @@ from pcpconform.format.schema import (
     block_offset,
     structs,
 )
-from pcpconform.io.bulk import struct_format
+from pcpconform.format.schema.visit import struct_format
 from pcpconform.io.reader import RawRecord
 from pcpconform.io.writer import valfmt_for
 

@@ -1,37 +1,267 @@
 """Values of a decoded result against their descriptor and instance domain (FMT-VALUE).
 
-Checks run per value set on the bulk decoder's columns. Instance checks are skipped when a
-metric shows the same instances against the same instance-domain state as last time, and
-descriptors and indom states are cached: these checks run once per value set of every
-result, so they decide the validator's speed.
+Each rule is an object with its two forms side by side: ``check``, run per value set on
+the reference path (``ValueChecks.check`` calls ``VALUE_RULES`` in order; ``check_block``
+calls ``BLOCK_RULES`` for each value block the field walk finds), and ``columns``, its
+column form, which the column engine (columns.py) calls once per learned shape (shape.py).
+A rule added to either list runs on both paths.
+
+Instance checks are skipped when a metric shows the same instances against the same
+instance-domain state as last time, and descriptors and indom states are cached: these
+checks run once per value set of every result, so they decide the validator's speed.
 """
 
 from __future__ import annotations
 
 import bisect
+import enum
+import itertools
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pcpconform.check.describe import type_text
 from pcpconform.check.events import check_events
+from pcpconform.check.shape import LearnedShape, ShapeCheck
 from pcpconform.check.state import Context
+from pcpconform.fastpath import Declined
 from pcpconform.format.pmtypes import PM_IN_NULL, PmID, PmInDom, PmType, Timestamp
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
-from pcpconform.io.bulk import DecodedValueSet
+from pcpconform.io.decoded import DecodedValueSet
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["ValueChecks", "check_block", "is_counter"]
+__all__ = ["ValueChecks", "check_block", "is_counter", "ValueRule", "BlockRule", "VALUE_RULES",
+           "BLOCK_RULES", "ValueReason"]
 
 # PMAPI error codes (PM_ERR_* from -12345 down, and -errno) that numval < 0 may carry
 _PLAUSIBLE_ERR = range(-12345 - 8999, 0)
 _SEM_COUNTER = 1
 _NUMERIC = range(PmType.I32, PmType.DOUBLE + 1)   # 32, U32, 64, U64, FLOAT, DOUBLE
+_lt = operator.lt
 
 
 def is_counter(info: tuple[int, int, int | None]) -> bool:
     """Whether a metric's (type, sem, indom) calls for the counter check."""
     return info[1] == _SEM_COUNTER and info[0] in _NUMERIC
+
+
+class ValueReason(enum.Enum):
+    """Why a record of a learned shape goes to the reference path (a rule's column form)."""
+
+    INDOM = "another instance-domain state is in force"
+    COUNTER = "a counter decreased, or its instances changed"
+    COUNTER_TWICE = "a counter twice in one record"
+    COUNTER_COLUMN = "a counter stored in a way the shape holds no column of"
+    STRING = "a string value without its NUL"
+    EVENTS = "an event array"
+
+
+class VsetAt:
+    """Where a value set is, for findings: its file, record, offset and field path (made
+    only when a rule reports something)."""
+
+    __slots__ = ("k", "pmid", "rec")
+
+    def __init__(self, rec: RawRecord, k: int, pmid: int) -> None:
+        self.rec = rec
+        self.k = k
+        self.pmid = pmid
+
+    @property
+    def file(self) -> str:
+        return self.rec.file
+
+    @property
+    def where(self) -> dict[str, Any]:
+        return {"record": self.rec.index, "offset": self.rec.offset, "pmid": self.pmid}
+
+    @property
+    def fld(self) -> str:
+        return f"result.vset[{self.k}]"
+
+
+class ValueRule:
+    """A rule over one value set: ``check`` (reference) and ``columns`` (column form)."""
+
+    codes: tuple[str, ...] = ()
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        """Report what this value set breaks; False when later rules must skip it."""
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        """What to check on each later record of ``shape`` (None: its fixed bytes decide)."""
+        return None
+
+
+class NumvalRule(ValueRule):
+    codes = ("value.numval-code",)
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        if vs.numval > 0:
+            return True
+        if vs.numval < 0 and vs.numval not in _PLAUSIBLE_ERR:
+            vc.ctx.add("value.numval-code", at.file, f"{vc.ctx.metric(vs.pmid)}: numval {vs.numval} is not a "
+                       "PMAPI error code", pmid=vs.pmid, record=at.where["record"], offset=at.where["offset"],
+                       field=f"{at.fld}.numval")
+        # an error code of an undescribed metric is still reported as undescribed
+        return vs.numval < 0 and vc.desc_info(vs.pmid) is None
+
+
+class DescriptorRule(ValueRule):
+    codes = ("value.undescribed", "value.nosupport")
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        info = vc.desc_info(vs.pmid)
+        if info is None:
+            vc.ctx.add("value.undescribed", at.file, f"pmID {PmID(vs.pmid)} has no descriptor (libpcp cannot "
+                       "name or type its values)", field=at.fld + ".pmid", **at.where)
+            return False
+        if info[0] == PmType.NOSUPPORT:
+            vc.ctx.add("value.nosupport", at.file, f"values for NOSUPPORT metric {vc.ctx.metric(vs.pmid)}",
+                       field=at.fld, **at.where)
+        return True
+
+
+class ValfmtChangeRule(ValueRule):
+    """The first valfmt a metric is seen with is kept (state that never changes after)."""
+
+    codes = ("value.valfmt-change",)
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        assert vs.valfmt is not None   # numval > 0 here
+        prev = vc.ctx.st.valfmts.setdefault(vs.pmid, vs.valfmt)
+        if prev != vs.valfmt:
+            vc.ctx.add("value.valfmt-change", at.file, f"{vc.ctx.metric(vs.pmid)}: valfmt {vs.valfmt}, "
+                       f"earlier {prev}", field=at.fld + ".valfmt", **at.where)
+        return True
+
+
+class InstanceRule(ValueRule):
+    """Instances against the metric's instance domain in force at the record's time; on a
+    shape, only whether the same indom states are still in force."""
+
+    codes = ("value.duplicate-inst", "value.singular-inst", "value.no-indom", "value.unknown-inst")
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        _, _, indom = vc.desc_info(vs.pmid) or (0, 0, None)
+        insts = vs.columns[0]
+        members = None if indom is None else vc.members(indom, stamp.total_nsec())
+        good = vc.insts_ok.get(vs.pmid)
+        if good is None or good[1] is not members or good[0] != insts:
+            self._instances(vc, at, vs.pmid, indom, insts, members)
+        # else: the same instances were checked against the same indom state before
+        return True
+
+    @staticmethod
+    def _instances(vc: ValueChecks, at: VsetAt, pmid: int, indom: int | None,
+                   insts: tuple[int, ...], members: frozenset[int] | None) -> None:
+        ctx, f, fld, where = vc.ctx, at.file, at.fld, at.where
+        inst_set = set(insts)
+        ok = True
+        if len(inst_set) != len(insts):
+            ok = False
+            ctx.add("value.duplicate-inst", f, f"{ctx.metric(pmid)}: an instance appears twice", field=fld, **where)
+        if indom is None:
+            if inst_set != {PM_IN_NULL}:
+                ok = False
+                ctx.add("value.singular-inst", f, f"{ctx.metric(pmid)} has no indom but instance {insts[0]}",
+                        field=fld + ".vlist", **where)
+        elif members is None:
+            ok = False
+            ctx.add("value.no-indom", f, f"no record of indom {PmInDom(indom)} is in force yet",
+                    field=fld, **where)
+        elif not inst_set <= members:
+            ok = False
+            ctx.add("value.unknown-inst", f, f"{ctx.metric(pmid)}: instance {min(inst_set - members)} is not "
+                    f"in indom {PmInDom(indom)} at that time", field=fld + ".vlist", **where)
+        if ok:
+            vc.insts_ok[pmid] = (insts, members)
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        since, until = -(1 << 127), 1 << 127
+        for vs in shape.vsets:
+            if vs.indom is not None:
+                span = vc.members_span(vs.indom, shape.ns)
+                assert span is not None     # the shape's record was clean
+                since, until = max(since, span[0]), min(until, span[1])
+
+        def in_force(data: bytes, ns: int) -> None:
+            if not since <= ns < until:
+                raise Declined(ValueReason.INDOM)
+        return in_force
+
+
+class CounterRule(ValueRule):
+    """A counter's values against its previous values (same instances: compared in C)."""
+
+    codes = ("value.counter-decrease",)
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        info = vc.desc_info(vs.pmid)
+        if info is None or not is_counter(info):
+            return True
+        insts, values = vs.columns
+        counters = vc.ctx.st.counters
+        pmid = vs.pmid
+        last = counters.get(pmid)
+        counters[pmid] = (insts, values)
+        if last is None:
+            return True
+        if last[0] == insts:   # the usual case: same instances, compare in C
+            try:
+                if not any(map(_lt, values, last[1])):
+                    return True
+            except TypeError:   # a value stored as another type (value.vtype): pairwise below
+                pass
+            pairs: Iterable[tuple[int, Any, Any]] = zip(insts, last[1], values)
+        else:
+            old = dict(zip(*last))
+            pairs = ((i, old[i], v) for i, v in zip(insts, values) if i in old)
+        for inst, was, now in pairs:
+            try:
+                lower = now < was
+            except TypeError:   # not comparable: the block's type is not the descriptor's
+                continue
+            if lower:
+                vc.ctx.add("value.counter-decrease", at.file, f"{vc.ctx.metric(pmid)}[{inst}] counter went "
+                           f"from {was} to {now}", field=at.fld, **at.where)
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        columns: list[tuple[int, tuple[int, ...], Callable[[bytes], tuple[Any, ...]]]] = []
+        for vs in shape.vsets:
+            if not is_counter((vs.ptype, vs.sem, vs.indom)):
+                continue
+            if any(pmid == vs.pmid for pmid, _, _ in columns):
+                raise Declined(ValueReason.COUNTER_TWICE)   # compared with itself in the record
+            if vs.valfmt != 0 and any(b <= a for a, b in itertools.pairwise(off for off, _, _ in vs.blocks)):
+                raise Declined(ValueReason.COUNTER_COLUMN)
+            columns.append((vs.pmid, vs.insts, vs.reader()))
+        if not columns:
+            return None
+        counters = vc.ctx.st.counters
+
+        def no_decrease(data: bytes, ns: int) -> Callable[[], None]:
+            updates = []
+            for pmid, insts, read in columns:
+                now = read(data)
+                last = counters.get(pmid)
+                if last is not None:
+                    if last[0] != insts:
+                        raise Declined(ValueReason.COUNTER)
+                    try:
+                        if any(map(_lt, now, last[1])):
+                            raise Declined(ValueReason.COUNTER)
+                    except TypeError:   # the last values were of another type (value.vtype)
+                        raise Declined(ValueReason.COUNTER) from None
+                updates.append((pmid, (insts, now)))
+            return lambda: counters.update(updates)
+        return no_decrease
+
+
+#: the value-set rules, in the order the reference path applies them
+VALUE_RULES: list[ValueRule] = [NumvalRule(), DescriptorRule(), ValfmtChangeRule(), InstanceRule(), CounterRule()]
 
 
 class ValueChecks:
@@ -41,7 +271,8 @@ class ValueChecks:
         self.ctx = ctx
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
         self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
-        self._insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
+        #: pmid -> the instances last found good, and the indom state they were checked against
+        self.insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
     def desc_info(self, pmid: int) -> tuple[int, int, int | None] | None:
         """(type, sem, indom or None) of a pmID, cached: Container attribute access is slow."""
@@ -77,107 +308,111 @@ class ValueChecks:
         return since, until
 
     def check(self, rec: RawRecord, k: int, vs: DecodedValueSet, stamp: Timestamp) -> None:
-        """Check value set ``k`` of a result decoded from ``rec``."""
-        ctx, f = self.ctx, rec.file
-        pmid = vs.pmid
-        if vs.numval <= 0:
-            if vs.numval < 0 and vs.numval not in _PLAUSIBLE_ERR:
-                ctx.add("value.numval-code", f, f"{ctx.metric(pmid)}: numval {vs.numval} is not a "
-                        "PMAPI error code", pmid=pmid, record=rec.index, offset=rec.offset,
-                        field=f"result.vset[{k}].numval")
-            if vs.numval == 0 or self.desc_info(pmid) is not None:
+        """Check value set ``k`` of a result decoded from ``rec``: every rule of
+        ``VALUE_RULES`` in order, until one says the rest do not apply."""
+        at = VsetAt(rec, k, vs.pmid)
+        for rule in VALUE_RULES:
+            if not rule.check(self, at, vs, stamp):
                 return
-        info = self.desc_info(pmid)
-        where = {"record": rec.index, "offset": rec.offset, "pmid": pmid}
-        fld = f"result.vset[{k}]"
-        if info is None:
-            ctx.add("value.undescribed", f, f"pmID {PmID(pmid)} has no descriptor (libpcp cannot name "
-                    "or type its values)", field=fld + ".pmid", **where)
-            return
-        ptype, sem, indom = info
-        if ptype == PmType.NOSUPPORT:
-            ctx.add("value.nosupport", f, f"values for NOSUPPORT metric {ctx.metric(pmid)}", field=fld, **where)
-        assert vs.valfmt is not None   # numval > 0 here
-        prev = ctx.st.valfmts.setdefault(pmid, vs.valfmt)
-        if prev != vs.valfmt:
-            ctx.add("value.valfmt-change", f, f"{ctx.metric(pmid)}: valfmt {vs.valfmt}, earlier {prev}",
-                    field=fld + ".valfmt", **where)
-        insts, values = vs.columns
-        members = None if indom is None else self.members(indom, stamp.total_nsec())
-        good = self._insts_ok.get(pmid)
-        if good is None or good[1] is not members or good[0] != insts:
-            self._instances(f, where, fld, pmid, indom, insts, members)
-        # else: the same instances were checked against the same indom state before
-        if sem == _SEM_COUNTER and ptype in _NUMERIC:
-            self._counters(f, where, fld, pmid, insts, values)
 
-    def _instances(self, f: str, where: dict[str, Any], fld: str, pmid: int, indom: int | None,
-                   insts: tuple[int, ...], members: frozenset[int] | None) -> None:
-        ctx = self.ctx
-        inst_set = set(insts)
-        ok = True
-        if len(inst_set) != len(insts):
-            ok = False
-            ctx.add("value.duplicate-inst", f, f"{ctx.metric(pmid)}: an instance appears twice", field=fld, **where)
-        if indom is None:
-            if inst_set != {PM_IN_NULL}:
-                ok = False
-                ctx.add("value.singular-inst", f, f"{ctx.metric(pmid)} has no indom but instance {insts[0]}",
-                        field=fld + ".vlist", **where)
-        elif members is None:
-            ok = False
-            ctx.add("value.no-indom", f, f"no record of indom {PmInDom(indom)} is in force yet",
-                    field=fld, **where)
-        elif not inst_set <= members:
-            ok = False
-            ctx.add("value.unknown-inst", f, f"{ctx.metric(pmid)}: instance {min(inst_set - members)} is not "
-                    f"in indom {PmInDom(indom)} at that time", field=fld + ".vlist", **where)
-        if ok:
-            self._insts_ok[pmid] = (insts, members)
+    def columns(self, shape: LearnedShape) -> list[ShapeCheck]:
+        """The column forms of every value and block rule for ``shape``; ``Declined`` when a
+        rule cannot check it on columns."""
+        checks = [rule.columns(self, shape) for rule in BLOCK_RULES]
+        checks += [rule.columns(self, shape) for rule in VALUE_RULES]
+        return [check for check in checks if check is not None]
 
-    def _counters(self, f: str, where: dict[str, Any], fld: str, pmid: int,
-                  insts: tuple[int, ...], values: tuple[Any, ...]) -> None:
-        counters = self.ctx.st.counters
-        last = counters.get(pmid)
-        counters[pmid] = (insts, values)
-        if last is None:
-            return
-        if last[0] == insts:   # the usual case: same instances, compare in C
-            try:
-                if not any(map(operator.lt, values, last[1])):
-                    return
-            except TypeError:   # a value stored as another type (value.vtype): pairwise below
-                pass
-            pairs: Iterable[tuple[int, Any, Any]] = zip(insts, last[1], values)
-        else:
-            old = dict(zip(*last))
-            pairs = ((i, old[i], v) for i, v in zip(insts, values) if i in old)
-        for inst, was, now in pairs:
-            try:
-                lower = now < was
-            except TypeError:   # not comparable: the block's type is not the descriptor's
-                continue
-            if lower:
-                self.ctx.add("value.counter-decrease", f, f"{self.ctx.metric(pmid)}[{inst}] counter went from {was} "
-                             f"to {now}", field=fld, **where)
+
+class BlockRule:
+    """A rule over one value block (its type and payload against the descriptor's type):
+    ``check`` on the field walk's path, ``columns`` on a learned shape."""
+
+    codes: tuple[str, ...] = ()
+
+    def check(self, ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
+              payload: bytes) -> bool:
+        """Report what this block breaks; False when later rules must skip it."""
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        return None
+
+
+class BlockTypeRule(BlockRule):
+    codes = ("value.vtype-legacy", "value.vtype")
+
+    def check(self, ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
+              payload: bytes) -> bool:
+        if vtype == 0:
+            ctx.add("value.vtype-legacy", f, f"{ctx.metric(pmid)}: value block type 0", field=fld, **where)
+            return False
+        if vtype != dtype:
+            ctx.add("value.vtype", f, f"{ctx.metric(pmid)}: block type {type_text(vtype)}, "
+                    f"descriptor type {type_text(dtype)}", field=fld, **where)
+            return False
+        return True
+
+
+class BlockSizeRule(BlockRule):
+    codes = ("value.vlen",)
+
+    def check(self, ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
+              payload: bytes) -> bool:
+        size = BLOCK_PAYLOAD_SIZE.get(vtype)  # type: ignore[call-overload]
+        if size is not None and len(payload) != size:
+            ctx.add("value.vlen", f, f"{ctx.metric(pmid)}: {len(payload)}-byte payload for a "
+                    f"{PmType(vtype).token}", field=fld, **where)
+        return True
+
+
+class StringNulRule(BlockRule):
+    """A string's last payload byte: on a shape, the one byte of each string that varies."""
+
+    codes = ("value.string-nul",)
+
+    def check(self, ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
+              payload: bytes) -> bool:
+        if vtype == PmType.STRING and not payload.endswith(b"\0"):
+            ctx.add("value.string-nul", f, f"{ctx.metric(pmid)}: string without NUL", field=fld, **where)
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        nuls = tuple(off + vlen - 1 for vs in shape.vsets for off, vlen, vtype in vs.blocks
+                     if vtype == PmType.STRING)
+        if not nuls:
+            return None
+
+        def terminated(data: bytes, ns: int) -> None:
+            for at in nuls:
+                if data[at]:
+                    raise Declined(ValueReason.STRING)
+        return terminated
+
+
+class EventRule(BlockRule):
+    codes = ("event.structure", "event.missed", "event.param-len")
+
+    def check(self, ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
+              payload: bytes) -> bool:
+        if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
+            check_events(ctx, f, where, fld, vtype == PmType.HIGHRES_EVENT, payload)
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        if any(vtype in (PmType.EVENT, PmType.HIGHRES_EVENT) for vs in shape.vsets for _, _, vtype in vs.blocks):
+            raise Declined(ValueReason.EVENTS)      # their payloads vary in length and content
+        return None
+
+
+#: the value-block rules, in the order the field walk applies them
+BLOCK_RULES: list[BlockRule] = [BlockTypeRule(), BlockSizeRule(), StringNulRule(), EventRule()]
 
 
 def check_block(ctx: Context, f: str, where: dict[str, Any], fld: str, pmid: int, dtype: int, vtype: int,
                 payload: bytes) -> None:
-    """A value block's type and payload against the descriptor's type."""
+    """A value block's type and payload against the descriptor's type: every rule of
+    ``BLOCK_RULES`` in order, until one says the rest do not apply."""
     where = {**where, "pmid": pmid}
-    if vtype == 0:
-        ctx.add("value.vtype-legacy", f, f"{ctx.metric(pmid)}: value block type 0", field=fld, **where)
-        return
-    if vtype != dtype:
-        ctx.add("value.vtype", f, f"{ctx.metric(pmid)}: block type {type_text(vtype)}, "
-                f"descriptor type {type_text(dtype)}", field=fld, **where)
-        return
-    size = BLOCK_PAYLOAD_SIZE.get(vtype)  # type: ignore[call-overload]
-    if size is not None and len(payload) != size:
-        ctx.add("value.vlen", f, f"{ctx.metric(pmid)}: {len(payload)}-byte payload for a "
-                f"{PmType(vtype).token}", field=fld, **where)
-    if vtype == PmType.STRING and not payload.endswith(b"\0"):
-        ctx.add("value.string-nul", f, f"{ctx.metric(pmid)}: string without NUL", field=fld, **where)
-    if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
-        check_events(ctx, f, where, fld, vtype == PmType.HIGHRES_EVENT, payload)
+    for rule in BLOCK_RULES:
+        if not rule.check(ctx, f, where, fld, pmid, dtype, vtype, payload):
+            return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 from pathlib import Path
 
@@ -14,9 +15,11 @@ from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
     CheckResults,
     count_option,
+    default_check,
     jobs_from_option,
     run_checks,
 )
+from pcpconform.cli import watch
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
 
@@ -48,9 +51,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "is the same as a local run's")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar; text output lists diagnostics only")
+    watch.add_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.watch:
+        return watch.run(args)
     found = expand(args.archives, sets=args.sets)
     targets, problems = found.targets, found.problems
     for problem in problems:
@@ -67,11 +73,11 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         # connected before any output, so an unreachable scheduler is one line and exit 2
         cluster = stack.enter_context(dask_cluster(args.dask, "check")) if args.dask is not None else None
-        return _check(args, targets, problems, progress, cluster)
+        return _check(args, targets, problems, progress, cluster, found.mmv_dirs)
 
 
 def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], progress: bool,
-           cluster: Cluster | None) -> int:
+           cluster: Cluster | None, mmv_dirs: set[Path]) -> int:
     with opened_output(args.output) as out:
         stream = None
         if args.format == "text":   # streamed: each archive as soon as it is checked
@@ -83,8 +89,11 @@ def _check(args: argparse.Namespace, targets: list[Path], problems: list[str], p
             elif stream is not None:
                 stream.report(report)
 
+        # the MMV files of a directory are checked together, as the MMV PMDA loads them
+        together = {"check": functools.partial(default_check, mmv_directories=frozenset(mmv_dirs))} \
+            if mmv_dirs else {}
         checked = run_checks(targets, jobs_from_option(args.jobs), args.max_diagnostics, progress,
-                             on_report=done, dask=cluster)
+                             on_report=done, dask=cluster, **together)
         for crash in checked.crashes:
             print(f"pcpconform check: {crash.archive}: not checked: {crash.reason}", file=sys.stderr)
         results = CheckResults([r for r in checked if not r.os_error], checked.crashes)

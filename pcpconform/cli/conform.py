@@ -12,10 +12,12 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
+from pcpconform.conform.manifest import default_corpus
 from pcpconform.conform.protocol import SUITES
 from pcpconform.conform.report import FORMATS, write_report
 from pcpconform.conform.runner import DEFAULT_TIMEOUT, run_conformance
@@ -34,7 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the implementation's command, split by shell rules and run without a shell; "
                         "builtin:NAME for an adapter bundled with the kit (builtin:pcpconform is the kit "
                         "itself); repeatable with --matrix")
-    p.add_argument("--corpus", default="corpus", metavar="DIR", help="the corpus directory (default: corpus)")
+    p.add_argument("--corpus", type=Path, default=None, metavar="DIR",
+                   help="the corpus directory (default: ./corpus when it is one, else the corpus installed "
+                        "with pcpconform)")
     p.add_argument("--suite", action="append", choices=SUITES, metavar="SUITE",
                    help=f"a suite to run ({', '.join(SUITES)}); repeatable; default: all")
     p.add_argument("--cases", action="append", default=[], metavar="GLOB",
@@ -148,7 +152,8 @@ def _matrix(args: argparse.Namespace) -> int:
     """``--matrix``: conform.matrix's run and renderings (markdown for text)."""
     matrix = importlib.import_module("pcpconform.conform.matrix")
     impls = [_matrix_impl(i) for i in args.impl] if args.impl else None
-    report = matrix.run_matrix(args.corpus, impls, args.suite or SUITES, args.jobs, args.timeout, args.cases)
+    report = matrix.run_matrix(args.corpus or default_corpus(), impls, args.suite or SUITES, args.jobs,
+                               args.timeout, args.cases)
     with opened_output(args.output) as out:
         if args.format == "json":
             out.write(json.dumps(report.as_json(), indent=1, sort_keys=True) + "\n")
@@ -172,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         cluster = stack.enter_context(dask_cluster(args.dask, "conform")) if args.dask is not None else None
         with _progress(sys.stderr.isatty()) as (on_start, on_result):
-            report = run_conformance(args.corpus, impl, suites=args.suite or SUITES,
+            report = run_conformance(args.corpus or default_corpus(), impl, suites=args.suite or SUITES,
                                      globs=args.cases, timeout=args.timeout, jobs=args.jobs,
                                      persistent=args.persistent, progress=on_result, on_start=on_start,
                                      dask=cluster)

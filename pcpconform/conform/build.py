@@ -24,6 +24,7 @@ from pcpconform.check.rules import RULES, Severity
 from pcpconform.conform.casefile import BASE, DUMP, Files, Made, case_data, case_json, dir_files, dump_bytes, finish
 from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, quirk_cases, source_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
+from pcpconform.conform.mmv_writer import mmv_writer_cases
 from pcpconform.conform.plans import attach_expectations
 from pcpconform.conform.setcases import set_cases
 from pcpconform.version import __version__
@@ -122,8 +123,8 @@ def make_cases(corpus: str | Path) -> list[Made]:
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
         checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
         sets = set_cases(root)
-        return (valid + mmv_cases(checks) + [m for m in sets if m.data["kind"] == "valid"] + invalid
-                + [m for m in sets if m.data["kind"] == "invalid"])
+        return (valid + mmv_cases(checks) + mmv_writer_cases(root) + [m for m in sets if m.data["kind"] == "valid"]
+                + invalid + [m for m in sets if m.data["kind"] == "invalid"])
 
 
 def corpus_files(corpus: str | Path) -> Files:

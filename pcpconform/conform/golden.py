@@ -186,7 +186,7 @@ def source_cases(corpus: Path) -> list[Made]:
 #: the PMDA's identity rules and every rule of the MMV checker
 _MMV_CLAUSES = ("MMV-CONV-1", "MMV-CONV-2", "MMV-HDR-1", "MMV-HDR-2", "MMV-HDR-3", "MMV-TOC-1",
                 "MMV-SEC-1", "MMV-SEC-2", "MMV-VAL-1", "MMV-WRITE-VERSION-1", "MMV-WRITE-ORDER-1",
-                "MMV-WRITE-ORDER-2", "MMV-ID-1", "MMV-ID-2")
+                "MMV-WRITE-ORDER-2", "MMV-ID-1", "MMV-ID-2", "MMV-ID-3")
 _MMV_V3 = ("MMV-WRITE-LABEL-SLACK",)
 MMV_FILE = "f.mmv"
 

@@ -20,7 +20,7 @@ from typing import Any
 from pcpconform.errors import UsageError
 
 __all__ = ["ManifestError", "Case", "CASE_FILE", "SCHEMA", "KINDS", "load_schema", "load_case",
-           "load_corpus", "schema_errors"]
+           "load_corpus", "schema_errors", "installed_corpus", "default_corpus"]
 
 CASE_FILE = "case.json"
 #: the schema's place, relative to the corpus directory
@@ -177,6 +177,29 @@ def load_case(path: Path, schema: dict[str, Any]) -> Case:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ManifestError(f"{file}: does not follow {SCHEMA}: {problems[0]}{more}")
     return Case(path, data)
+
+
+def _is_corpus(path: Path) -> bool:
+    return (path / "cases").is_dir() and (path / SCHEMA).is_file()
+
+
+def installed_corpus() -> Path | None:
+    """The corpus installed with the package (``pcpconform/corpus`` in a wheel), or, where
+    pcpconform runs from a checkout (an editable install), the checkout's ``corpus/``."""
+    package = Path(__file__).resolve().parents[1]
+    for where in (package / "corpus", package.parent / "corpus"):
+        if _is_corpus(where):
+            return where
+    return None
+
+
+def default_corpus() -> Path:
+    """The corpus ``conform`` runs when none is named: ``corpus/`` of the working directory
+    when it is one (a checkout), else the one installed with pcpconform."""
+    here = Path("corpus")
+    if _is_corpus(here):
+        return here
+    return installed_corpus() or here
 
 
 def load_corpus(corpus: str | Path) -> list[Case]:

@@ -125,7 +125,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "section types and sizes against the file and little else", "mmv-validator",
               _mmv("generation-zero", "indom-bounds", "indom-collision", "indom-duplicate", "indom-serial",
                    "label-nul", "metric-indom", "metric-item-duplicate", "metric-item", "metric-name",
-                   "metric-type", "name-nul", "string-value-offset", "toc-bounds", "toc-count", "toc-duplicate",
+                   "metric-name-duplicate", "metric-name-prefix", "metric-type", "name-nul",
+                   "string-value-nul", "string-value-offset", "toc-bounds", "toc-count", "toc-duplicate",
                    "toc-limit", "value-instance")),
 )
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pcpconform.conform.manifest import load_corpus
+from pcpconform.conform.manifest import default_corpus, load_corpus
 from pcpconform.conform.protocol import SUITES, Capabilities, command_argv
 from pcpconform.conform.runner import DEFAULT_TIMEOUT, Sessions, Unit, query_capabilities, run_unit, select_units
 from pcpconform.conform.verdicts import CaseResult, Verdict
@@ -32,7 +32,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pcpconform-impl", metavar="CMD", help="run the corpus against this command")
     group.addoption("--pcpconform-suite", action="append", choices=SUITES, metavar="SUITE",
                     help=f"a suite ({', '.join(SUITES)}); repeatable; default: all")
-    group.addoption("--pcpconform-corpus", default="corpus", metavar="DIR", help="the corpus directory")
+    group.addoption("--pcpconform-corpus", default=None, metavar="DIR",
+                    help="the corpus directory (default: ./corpus when it is one, else the installed corpus)")
     group.addoption("--pcpconform-cases", action="append", default=[], metavar="GLOB",
                     help="only the cases or units matching GLOB; repeatable")
     group.addoption("--pcpconform-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SEC",
@@ -113,7 +114,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not config.getoption("pcpconform_impl"):
         return
     try:
-        units = select_units(load_corpus(config.getoption("pcpconform_corpus")),
+        units = select_units(load_corpus(config.getoption("pcpconform_corpus") or default_corpus()),
                              config.getoption("pcpconform_suite") or SUITES,
                              config.getoption("pcpconform_cases"))
     except PcpConformError as exc:

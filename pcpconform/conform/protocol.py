@@ -27,9 +27,9 @@ __all__ = ["SUITES", "MMV_SUITES", "OPTIONS_ENV", "PROTOCOL_VERSION", "Capabilit
            "capabilities_from", "command_argv", "invoke", "parse_capabilities", "parse_validator", "parse_document"]
 
 #: the suites an implementation may offer (CONF-SUITE-1)
-SUITES = ("validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader")
+SUITES = ("validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader", "mmv-writer")
 #: the suites whose cases are MMV files, not archives (CONF-MMV-1)
-MMV_SUITES = ("mmv-validator", "mmv-reader")
+MMV_SUITES = ("mmv-validator", "mmv-reader", "mmv-writer")
 #: the version of the persistent protocol (CONF-PERSIST-1)
 PROTOCOL_VERSION = 1
 #: the environment variable holding a case's validator options as JSON (CONF-OPT-1)

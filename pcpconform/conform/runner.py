@@ -151,6 +151,8 @@ def _units_of(case: Case, suite: str) -> list[Unit]:
         return [Unit(suite, case, case.id)]
     if suite == "mmv-reader":       # a file with errors reads as no one's answer (CONF-MMV-2)
         return [Unit(suite, case, case.id)] if expected["verdict"] != "errors" else []
+    if suite == "mmv-writer":       # a case with a fixture and its export (CONF-MMVW-1)
+        return [Unit(suite, case, case.id)] if case.data.get("fixture") and expected.get("export") else []
     if suite == "validator":
         return [Unit(suite, case, case.id)]
     if suite == "reader":
@@ -186,7 +188,11 @@ def skip_reason(unit: Unit | Case, suite: str | None, caps: Capabilities) -> str
     suite, case = unit.suite, unit.case
     if suite not in caps.suites:
         return f"the implementation does not offer the {suite} suite"
-    if suite in MMV_SUITES:
+    if suite == "mmv-writer":       # any version from the one the content needs (CONF-MMVW-3)
+        least = min(case.data["mmv_versions"])
+        if not any(v >= least for v in caps.mmv_versions):
+            return f"the implementation does not write MMV version {least} or later"
+    elif suite in MMV_SUITES:
         missing = [v for v in case.data["mmv_versions"] if v not in caps.mmv_versions]
         if missing:
             return f"the implementation does not read MMV version {', '.join(map(str, missing))}"
@@ -235,15 +241,15 @@ def _private_copy(unit: Unit, work: Path) -> Path:
     set is that directory, or its members joined with commas (CONF-SET-1)."""
     case, entry = unit.case, unit.entry or {}
     expected = case.data["expected"]
-    outputs = {expected.get("dump")} | {e.get(k) for s in ("interp", "derive") for e in expected.get(s, ())
-                                        for k in ("result", "libpcp_result")}
+    outputs = {expected.get("dump"), expected.get("export")} | {
+        e.get(k) for s in ("interp", "derive") for e in expected.get(s, ()) for k in ("result", "libpcp_result")}
     fixture = case.data.get("fixture")
     members = set(case.data["set"]["members"]) if case.format == "set" else set()
     if members:
         (work / SET_DIR).mkdir()
     for name in case.data["files"]:
         # a writer gets its fixture alone: the archive it is to write is the answer
-        if name in outputs or (name == fixture) != (unit.suite == "writer"):
+        if name in outputs or (name == fixture) != (unit.suite in ("writer", "mmv-writer")):
             continue
         if unit.suite == "derive" and name.endswith(".conf") and name != entry.get("config"):
             continue
@@ -260,6 +266,8 @@ def _private_copy(unit: Unit, work: Path) -> Path:
 def _args(unit: Unit, work: Path, base: Path) -> list[str]:
     """The words after ``CMD`` for this unit (CONF-RUN-1, CONF-WRITE-1, CONF-INTERP-1,
     CONF-DERIVE-1); an interp or derive unit's request goes into a file beside the archive."""
+    if unit.suite == "mmv-writer":   # the fixture, and the file to write under the case's name
+        return ["mmv-writer", str(work / str(unit.case.data["fixture"])), str(base)]
     if unit.suite in ("validator", "reader", *MMV_SUITES):
         return [unit.suite, str(base)]
     if unit.suite == "writer":
@@ -351,6 +359,11 @@ def _grade(unit: Unit, outcome: Outcome, timeout: float, work: Path) -> CaseResu
         return grade_validator(case, outcome, timeout, unit.suite)
     if unit.suite == "mmv-reader":
         return grade_reader(case, outcome, timeout, expected_mmv_dump(case), unit.suite)
+    if unit.suite == "mmv-writer":
+        from pcpconform.conform.mmv_writer import grade_mmv_writer
+
+        return grade_mmv_writer(case, outcome, timeout, work / str(case.data["file"]),
+                                _expected_json(case, case.expected["export"]))
     if unit.suite == "writer":
         return grade_writer(case, outcome, timeout, work / WRITTEN,
                             (case.path / str(case.expected["dump"])).read_bytes())

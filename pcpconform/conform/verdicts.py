@@ -31,7 +31,8 @@ from pcpconform.errors import PcpConformError
 from pcpconform.io.archive import Archive
 
 __all__ = ["Verdict", "CaseResult", "FAILING", "grade_validator", "grade_reader", "grade_writer",
-           "grade_interp", "grade_derive", "isolation_failure", "first_difference"]
+           "grade_interp", "grade_derive", "isolation_failure", "first_difference", "abnormal_result",
+           "protocol_result"]
 
 
 class Verdict(str, Enum):  # noqa: UP042 (StrEnum would change str() of a verdict)
@@ -95,6 +96,11 @@ def _abnormal(case: Case, suite: str, outcome: Outcome, timeout: float,
 def _protocol(case: Case, suite: str, outcome: Outcome, why: str, name: str | None = None) -> CaseResult:
     return CaseResult(name or case.id, suite, Verdict.PROTOCOL_ERROR, why, [], seconds=outcome.seconds,
                       stderr=outcome.stderr_tail())
+
+
+#: for suites graded in modules of their own (conform/mmv_writer.py)
+abnormal_result = _abnormal
+protocol_result = _protocol
 
 
 def _code_differences(case: Case, codes: list[str]) -> list[str]:

@@ -7,13 +7,14 @@ decimal strings, floats and doubles as their IEEE bits in hex, byte strings esca
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import struct
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import (
     PM_INDOM_NULL,
     LabelType,
@@ -26,27 +27,32 @@ from pcpconform.format.pmtypes import (
 )
 from pcpconform.format.schema import (
     INDEX_ENTRY_SIZE,
+    INDOM_TAGS,
+    LABEL_TAGS,
     TYPE_DESC,
-    TYPE_INDOM,
     TYPE_INDOM_DELTA,
-    TYPE_INDOM_V2,
-    TYPE_LABEL,
-    TYPE_LABEL_V2,
     TYPE_TEXT,
-    structs,
 )
 from pcpconform.format.values import F32, decode_block
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
-from pcpconform.io.reader import Component, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component
 
-__all__ = ["jsonl_records", "dump_lines", "result_line", "write_jsonl", "escape_bytes", "typed_value", "HEADER"]
+__all__ = ["jsonl_records", "dump_lines", "result_line", "result_json", "write_jsonl", "escape_bytes",
+           "typed_value", "values_json", "values_column_json", "ColumnReason", "HEADER"]
 
 DUMP_FORMAT_VERSION = 1
 
 
+#: the bytes escape_bytes keeps as they are
+_PLAIN = bytes(b for b in range(0x20, 0x7F) if b != 0x5C)
+
+
 def escape_bytes(data: bytes) -> str:
     """Bytes as text: 0x20-0x7E (but backslash) as themselves, all else as ``\\xHH``."""
+    if not data.translate(None, _PLAIN):        # nothing to escape: the common case, in C
+        return data.decode("ascii")
     return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
 
 
@@ -156,7 +162,7 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
                            "type": _type_token(body.type), "indom": _indom_str(body.indom),
                            "sem": sem_token(body.sem), "units": _units_obj(body.units),
                            "names": [escape_bytes(n) for n in body.names]}, body.tail)
-    if rtype in (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA):
+    if rtype in INDOM_TAGS:
         obj = {"kind": "indom", "tag": rtype, "delta": rtype == TYPE_INDOM_DELTA,
                "timestamp": _stamp(body.timestamp), "indom": str(body.indom),
                "instances": [{"inst": i, "name": None if n is None else escape_bytes(n)}
@@ -174,7 +180,7 @@ def _meta_obj(rtype: int, body: Any) -> dict[str, Any]:
                 "text_type": body.type,
                 "ident": str(PmInDom(body.ident) if body.type & TextType.INDOM else PmID(body.ident)),
                 "text": escape_bytes(body.text)}
-    if rtype in (TYPE_LABEL_V2, TYPE_LABEL):
+    if rtype in LABEL_TAGS:
         try:
             ltype = LabelType(body.type & 0x3F).name.lower()
         except ValueError:
@@ -220,8 +226,14 @@ _INT_ITEM = '{"inst":%d,"type":"%s","value":"%d"}'
 _F32_ITEM = '{"inst":%d,"type":"float","value":"0x%08x"}'
 _DOUBLE_ITEM = '{"inst":%d,"type":"double","value":"0x%s"}'
 _BYTES_ITEM = '{"inst":%d,"type":"%s","value":%s}'
-#: value sets formatted value by value instead of as a column, by reason
-COLUMN_FALLBACKS: Counter[str] = Counter()
+
+
+class ColumnReason(enum.Enum):
+    """Why a value set's values are formatted value by value instead of as a column."""
+
+    NO_DESCRIPTOR = "no descriptor"
+    MIXED = "mixed value classes"
+    OTHER_CLASS = "values of a class formatted value by value (event arrays)"
 
 
 @functools.lru_cache(maxsize=256)
@@ -229,39 +241,46 @@ def _int_item(ptype: int) -> str:
     return _INT_ITEM.replace("%s", _type_token(ptype))
 
 
-def _values_json(insts: tuple[int, ...], values: tuple[Any, ...], ptype: int | None,
-                 valfmt: int | None) -> str:
-    """``json.dumps(_values_obj(...))`` for a column of one class, with one ``%`` format
-    for the whole value set; other columns take the per-value path."""
-    classes = set(map(type, values))
-    if ptype is None:
-        COLUMN_FALLBACKS["no descriptor"] += 1
-    elif len(classes) != 1:
-        COLUMN_FALLBACKS["mixed value classes"] += 1
-    else:
-        cls = classes.pop()
-        flat: list[Any] = [0] * (2 * len(insts))
-        flat[0::2] = insts
-        if cls is int:
-            item = _int_item(ptype)
-            flat[1::2] = values
-        elif cls is F32:
-            item = _F32_ITEM
-            flat[1::2] = [v.bits for v in values]
-        elif cls is float:
-            item = _DOUBLE_ITEM
-            raw = struct.pack(f">{len(values)}d", *values).hex()
-            flat[1::2] = [raw[k:k + 16] for k in range(0, len(raw), 16)]
-        elif cls is bytes:
-            item = _BYTES_ITEM.replace("%s", _type_token(ptype), 1)
-            flat[1::2] = [json.dumps(escape_bytes(v)) for v in values]
-        else:
-            item = ""
-            COLUMN_FALLBACKS[f"{cls.__name__} values"] += 1
-        if item:
-            return _template(item, len(insts)) % tuple(flat)
+def values_json(insts: tuple[int, ...], values: tuple[Any, ...], ptype: int | None,
+                valfmt: int | None) -> str:
+    """A value set's values as ``json.dumps`` lays out ``_values_obj``: the reference of
+    ``dump.jsonl-values``."""
     return json.dumps(_values_obj(list(zip(insts, values)), ptype, valfmt),
                       separators=(",", ":"), ensure_ascii=False)
+
+
+def values_column_json(insts: tuple[int, ...], values: tuple[Any, ...], ptype: int | None,
+                       valfmt: int | None) -> str:
+    """``values_json`` for a column of one class, with one ``%`` format for the whole value
+    set; other columns are declined (``ColumnReason``)."""
+    if ptype is None:
+        raise Declined(ColumnReason.NO_DESCRIPTOR)
+    classes = set(map(type, values))
+    if len(classes) != 1:
+        raise Declined(ColumnReason.MIXED)
+    cls = classes.pop()
+    flat: list[Any] = [0] * (2 * len(insts))
+    flat[0::2] = insts
+    if cls is int:
+        item = _int_item(ptype)
+        flat[1::2] = values
+    elif cls is F32:
+        item = _F32_ITEM
+        flat[1::2] = [v.bits for v in values]
+    elif cls is float:
+        item = _DOUBLE_ITEM
+        raw = struct.pack(f">{len(values)}d", *values).hex()
+        flat[1::2] = [raw[k:k + 16] for k in range(0, len(raw), 16)]
+    elif cls is bytes:
+        item = _BYTES_ITEM.replace("%s", _type_token(ptype), 1)
+        flat[1::2] = [json.dumps(escape_bytes(v)) for v in values]
+    else:
+        raise Declined(ColumnReason.OTHER_CLASS)
+    return _template(item, len(insts)) % tuple(flat)
+
+
+VALUES = register("dump.jsonl-values", reference=values_json, fast=values_column_json,
+                  reasons=ColumnReason, inputs="value-column")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -280,9 +299,10 @@ def _pmid_text(pmid: int) -> str:
 
 
 def result_line(res: DecodedResult, types: dict[int, int], file: str, index: int,
-                offset: int) -> str:
+                offset: int, stats: PathStats) -> str:
     """One result's JSON Lines line, as ``json.dumps`` lays out its object (DUMP-RESULT);
-    each value set's values are formatted as a column."""
+    each value set's values are formatted as a column (``dump.jsonl-values``, counted in
+    ``stats``)."""
     head = (f'{{"kind":"result","file":{_json_text(file)},"record":{index},"offset":{offset},'
             f'"timestamp":{{"sec":{res.timestamp.sec},"nsec":{res.timestamp.nsec}}},'
             f'"mark":{"true" if res.is_mark else "false"},"vsets":[')
@@ -293,7 +313,7 @@ def result_line(res: DecodedResult, types: dict[int, int], file: str, index: int
             insts, values = vs.columns
             valfmt = "null" if vs.valfmt is None else int(vs.valfmt)
             obj += (f',"valfmt":{valfmt},"values":'
-                    + _values_json(insts, values, types.get(vs.pmid), vs.valfmt))
+                    + VALUES(stats, insts, values, types.get(vs.pmid), vs.valfmt))
         parts.append(obj + "}")
     tail = "]}"
     if not res.canonical and res.record is not None:
@@ -329,11 +349,10 @@ def _records(archive: Archive, *, lines: bool) -> Iterator[dict[str, Any] | str]
     with Component(archive.files.meta) as meta:
         yield _label_obj(meta, "meta")
     with Component(archive.files.meta) as meta:
-        schema = structs(archive.version).meta
         end = meta.label_record.offset + len(meta.label_record.data)
         index = 0
         for record in meta.records("meta"):
-            parsed = parse_payload(schema, record, "meta")
+            parsed = parse_meta(record, archive.version, archive.stats)
             obj = _meta_obj(parsed.type, parsed.body)
             yield {**_loc(obj.pop("kind"), "meta", record.index, record.offset), **obj}
             index, end = record.index, record.offset + len(record.data)
@@ -349,20 +368,32 @@ def _records(archive: Archive, *, lines: bool) -> Iterator[dict[str, Any] | str]
                 offset += INDEX_ENTRY_SIZE[idx.version]
             yield from _trailing(idx, "index", number + 1, offset)
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
+    stats = archive.stats
     for vol in sorted(archive.files.volumes):
         with Component(archive.files.volumes[vol]) as comp:
             yield _label_obj(comp, str(vol))
             index, end = 0, len(comp.label_record.data)
             file = str(vol)
             for record in comp.records():
-                res = decode_result(record, archive.version, types)
+                res = decode_result(record, archive.version, types, stats)
                 if lines:
-                    yield result_line(res, types, file, record.index, record.offset)
+                    yield result_line(res, types, file, record.index, record.offset, stats)
                 else:
                     yield {**_loc("result", file, record.index, record.offset),
                            **_result_obj(res, types)}
                 index, end = record.index, record.offset + len(record.data)
             yield from _trailing(comp, str(vol), index + 1, end)
+
+
+def result_json(res: DecodedResult, types: dict[int, int], file: str, index: int,
+                offset: int, stats: PathStats) -> str:
+    """``json.dumps`` of one result's object: the reference of ``dump.jsonl-result``."""
+    return json.dumps({**_loc("result", file, index, offset), **_result_obj(res, types)},
+                      separators=(",", ":"), ensure_ascii=False)
+
+
+RESULT_LINES = register("dump.jsonl-result", reference=result_json, fast=result_line,
+                        reasons=ColumnReason, inputs="result-line")
 
 
 HEADER = {"kind": "dump", "format": "pcpconform-jsonl", "format_version": DUMP_FORMAT_VERSION}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TextIO
 
-from pcpconform.dump.mmv_jsonl import iter_mmv_records, write_mmv_jsonl
+from pcpconform.dump.mmv_jsonl import iter_mmv_lines, write_mmv_jsonl
 from pcpconform.dump.mmv_text import write_mmv_text
 from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.mmv.schema import MMV_MAGIC
@@ -34,7 +34,7 @@ def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl"
     """Dump MMV bytes of a file called file_name; returns the problems found (also dumped)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown dump format {fmt!r}: choose jsonl or text")
-    records, problems = iter_mmv_records(data, file_name)   # streamed: problems fill up
+    records, problems = iter_mmv_lines(data, file_name)   # streamed: problems fill up
     if fmt == "jsonl":
         write_mmv_jsonl(records, out)
     else:

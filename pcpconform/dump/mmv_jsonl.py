@@ -9,44 +9,48 @@ line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
 
 from __future__ import annotations
 
-import json
-import struct
-from collections import namedtuple
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from functools import cache
 from typing import Any, TextIO
 
-from construct import Bytes, FormatField, Renamed
-
 from pcpconform.dump.jsonl import escape_bytes
-from pcpconform.format.pmtypes import PmSem, PmUnits
+from pcpconform.dump.mmv_blocks import (
+    Block,
+    blocks_and_rows,
+    escape_all,
+    instance_rows,
+    instance_table,
+    string_rows,
+    value_rows,
+)
+from pcpconform.dump.mmv_fields import (
+    ENCODE,
+    FLAG_NAMES,
+    LABEL_TYPE_NAMES,
+    NAME_CHARS,
+    TYPE_TOKENS,
+    MetricAt,
+    flag_names,
+    is_sentinel,
+    label_type_name,
+    layouts,
+    put_text,
+    sem_token,
+    typed_mmv_value,
+    unit_fields,
+)
 from pcpconform.mmv.model import (
-    FLAG_NOPREFIX,
-    FLAG_PROCESS,
     FLAG_SENTINEL,
-    LABEL_CLUSTER,
-    LABEL_INDOM,
-    LABEL_INSTANCES,
-    LABEL_ITEM,
     LABEL_OPTIONAL,
     MMV_TYPES,
-    TYPE_DOUBLE,
     TYPE_ELAPSED,
-    TYPE_FLOAT,
-    TYPE_I32,
-    TYPE_I64,
-    TYPE_NOSUPPORT,
     TYPE_STRING,
-    TYPE_U32,
-    TYPE_U64,
     decode_text,
     encode_text,
     exported_indom,
     exported_name,
-    exported_pmid,
     is_singular,
 )
+from pcpconform.mmv.pmns import PmdaNamespace
 from pcpconform.mmv.schema import (
     HEADER_SIZE,
     MMV_MAGIC,
@@ -64,142 +68,25 @@ from pcpconform.mmv.schema import (
     mmv_structs,
 )
 
-__all__ = ["MMV_DUMP_HEADER", "mmv_records", "iter_mmv_records", "mmv_dump_lines", "write_mmv_jsonl", "TYPE_TOKENS",
-           "FLAG_NAMES", "LABEL_TYPE_NAMES", "flag_names", "label_type_name"]
+__all__ = ["MMV_DUMP_HEADER", "mmv_records", "iter_mmv_records", "iter_mmv_lines", "mmv_dump_lines",
+           "write_mmv_jsonl", "TYPE_TOKENS", "FLAG_NAMES", "LABEL_TYPE_NAMES", "flag_names", "label_type_name"]
 
 MMV_DUMP_FORMAT_VERSION = 1
 MMV_DUMP_HEADER = {"kind": "dump", "format": "pcpconform-mmv-jsonl",
                    "format_version": MMV_DUMP_FORMAT_VERSION}
 
-#: value type tokens, as the archive dump names PCP types (DUMP-MMV-METRIC)
-TYPE_TOKENS = {TYPE_NOSUPPORT: "nosupport", TYPE_I32: "32", TYPE_U32: "u32", TYPE_I64: "64",
-               TYPE_U64: "u64", TYPE_FLOAT: "float", TYPE_DOUBLE: "double",
-               TYPE_STRING: "string", TYPE_ELAPSED: "elapsed"}
-FLAG_NAMES = ((FLAG_NOPREFIX, "noprefix"), (FLAG_PROCESS, "process"), (FLAG_SENTINEL, "sentinel"))
-LABEL_TYPE_NAMES = {LABEL_INDOM: "indom", LABEL_CLUSTER: "cluster", LABEL_ITEM: "item",
-                    LABEL_INSTANCES: "instances"}
-_INT_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
-                TYPE_ELAPSED: "<q"}
-# the PMDA's name check: after the first (alphabetic) character, these only
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
-
-
-def flag_names(flags: int) -> list[str]:
-    names = [name for bit, name in FLAG_NAMES if flags & bit]
-    rest = flags & ~(FLAG_NOPREFIX | FLAG_PROCESS | FLAG_SENTINEL)
-    return names + ([f"unknown-0x{rest:x}"] if rest else [])
-
-
-def label_type_name(flags: int) -> str:
-    return LABEL_TYPE_NAMES.get(flags & ~LABEL_OPTIONAL, f"type-0x{flags & ~LABEL_OPTIONAL:x}")
-
-
-def _sem_token(sem: int) -> str:
-    try:
-        return PmSem(sem).name.lower()
-    except ValueError:
-        return f"sem-{sem}"
-
-
-def _units(word: int) -> dict[str, int]:
-    u = PmUnits.from_word(word)
-    return {k: getattr(u, k) for k in ("dimSpace", "dimTime", "dimCount", "scaleSpace",
-                                       "scaleTime", "scaleCount")}
-
-
-def _text(raw: bytes, obj: dict[str, Any], key: str) -> None:
-    """A NUL-terminated field: its text, and its bytes after the NUL when not all zero."""
-    text, nul, rest = raw.partition(b"\0")
-    obj[key] = escape_bytes(text)
-    if not nul:
-        obj[f"{key}_unterminated"] = True
-    elif rest.strip(b"\0"):
-        obj[f"{key}_padding"] = escape_bytes(rest)
-
-
-def typed_mmv_value(mtype: int, atom: bytes, text: bytes | None) -> dict[str, Any] | None:
-    """The tagged value of DUMP-MMV-VALUE: integers as decimal strings, floats as IEEE bits."""
-    if mtype == TYPE_STRING:
-        return None if text is None else {"type": "string", "value": escape_bytes(text)}
-    if mtype in _INT_FORMATS:
-        return {"type": TYPE_TOKENS[mtype], "value": str(struct.unpack_from(_INT_FORMATS[mtype], atom)[0])}
-    if mtype == TYPE_FLOAT:
-        return {"type": "float", "value": "0x" + atom[3::-1].hex()}
-    if mtype == TYPE_DOUBLE:
-        return {"type": "double", "value": "0x" + atom[::-1].hex()}
-    return None
-
-
-def _sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
-    """What the PMDA reads as "no value" under the SENTINEL flag."""
-    if mtype in _INT_FORMATS:
-        return atom == b"\xff" * 8
-    if mtype == TYPE_FLOAT:
-        return bool(struct.unpack_from("<f", atom)[0] != struct.unpack_from("<f", atom)[0])
-    if mtype == TYPE_DOUBLE:
-        return bool(struct.unpack_from("<d", atom)[0] != struct.unpack_from("<d", atom)[0])
-    return mtype == TYPE_STRING and text == b""
-
-
-@dataclass
-class _MetricAt:
-    """What a value line repeats of its metric, escaped once per metric."""
-
-    name: str | None
-    item: int
-    type: int
-    indom: int
-    pcp_name: str | None
-    pmid: str | None
-
-
-class _Layout:
-    """A fixed-size schema as one struct format and a named tuple of its fields, both
-    derived from the construct declaration (one construct parse per entry is too slow for
-    a file at the PMDA's limits)."""
-
-    def __init__(self, schema: Any) -> None:
-        fmt = "<"
-        for sub in schema.subcons:
-            con = sub.subcon
-            while isinstance(con, Renamed):     # a field's docs may wrap it once more
-                con = con.subcon
-            if isinstance(con, FormatField):
-                fmt += con.fmtstr.lstrip("<>=!")
-            elif isinstance(con, Bytes):
-                fmt += f"{con.length}s"
-            else:
-                raise TypeError(f"field {sub.name} of an MMV entry is not a fixed-size word")
-        self.struct = struct.Struct(fmt)
-        if self.struct.size != schema.sizeof():
-            raise AssertionError(f"struct {fmt} does not match the schema's size")
-        self.tuple: Any = namedtuple("Entry", [sub.name for sub in schema.subcons])  # type: ignore[misc]
-
-    def unpack(self, data: bytes, at: int) -> Any:
-        return self.tuple._make(self.struct.unpack_from(data, at))
-
-
-@cache
-def _layouts(version: int) -> dict[int | str, _Layout]:
-    s = mmv_structs(version)
-    out: dict[int | str, _Layout] = {
-        "header": _Layout(s.header), "toc": _Layout(s.toc), TOC_INDOMS: _Layout(s.indom),
-        TOC_INSTANCES: _Layout(s.instance), TOC_METRICS: _Layout(s.metric),
-        TOC_VALUES: _Layout(s.value), TOC_STRINGS: _Layout(s.string)}
-    if s.label is not None:
-        out[TOC_LABELS] = _Layout(s.label)
-    return out
-
 
 class _Walk:
     """One pass over the bytes; ``problems`` collects the defects met."""
 
-    def __init__(self, data: bytes, file_name: str) -> None:
+    def __init__(self, data: bytes, file_name: str, *, blocks: bool = True) -> None:
         self.data = data
         self.file_name = file_name
+        self.blocks = blocks             # False: every entry one by one (the reference)
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
+        self.names = PmdaNamespace()     # the file's names as the PMDA inserts them, alone
 
     def problem(self, offset: int, field: str, message: str, code: str = "mmv.format",
                 index: int | None = None, clause: str = "MMV-SEC-2",
@@ -217,7 +104,7 @@ class _Walk:
     def pmid(self, item: int) -> str | None:
         """The PMID the PMDA gives item (none above 1023 or with a cluster out of range)."""
         ok = item <= 1023 and 0 <= self.cluster <= 4095
-        return str(exported_pmid(self.cluster, item)) if ok else None
+        return f"70.{self.cluster}.{item}" if ok else None
 
     def pcp_indom(self, serial: int) -> str | None:
         """The InDom the PMDA gives serial (none while the cluster is out of range)."""
@@ -227,10 +114,18 @@ class _Walk:
         return offset >= 0 and offset + size <= len(self.data)
 
     def slot(self, offset: int) -> bytes | None:
-        """The text of the string slot at offset, or None when it is not a slot in the file."""
+        """The text of the string slot at offset as the PMDA serves it (up to its NUL, at
+        most 255 bytes), or None when it is not a slot in the file."""
         if offset < HEADER_SIZE or not self.inside(offset, STRING_SIZE):
             return None
-        return self.data[offset:offset + STRING_SIZE].partition(b"\0")[0]
+        end = self.data.find(b"\0", offset, offset + STRING_SIZE)
+        return self.data[offset:offset + STRING_SIZE - 1 if end < 0 else end]
+
+    def unterminated(self, obj: dict[str, Any], key: str, offset: int) -> None:
+        """``<key>_unterminated`` when the slot at offset has no NUL (the PMDA drops its
+        256th byte)."""
+        if self.data.find(b"\0", offset, offset + STRING_SIZE) < 0:
+            obj[f"{key}_unterminated"] = True
 
     def help(self, obj: dict[str, Any], entry: Any, f: str, at: int) -> Iterator[dict[str, Any]]:
         for key in ("shorttext", "helptext"):
@@ -241,18 +136,20 @@ class _Walk:
                 continue
             text = self.slot(off)
             obj[key] = None if text is None else escape_bytes(text)
+            if text is not None and len(text) == STRING_SIZE - 1:
+                self.unterminated(obj, key, off)
             if text is None:
                 yield self.problem(at, f"{f}.{key}", f"{key} offset {off} is not a 256-byte"
                                    " slot inside the file")
 
     # -- the walk ------------------------------------------------------------------------
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self) -> Iterator[dict[str, Any] | Block]:
         data = self.data
         if len(data) < HEADER_SIZE:
             yield self.problem(0, "header", f"file of {len(data)} bytes is shorter than the"
                                " 40-byte header", clause="MMV-HDR-1")
             return
-        hdr = _layouts(1)["header"].unpack(data, 0)
+        hdr = layouts(1)["header"].unpack(data, 0)
         self.cluster, self.flags = hdr.cluster, hdr.flags
         yield {"kind": "header", "offset": 0, "file": escape_bytes(self.file_name.encode(
                    "utf-8", "surrogateescape")),
@@ -289,7 +186,7 @@ class _Walk:
                 yield self.problem(where, f"toc[{t}]", f"{hdr.tocs} TOC entries do not fit"
                                    f" the file ({len(data)} bytes)", index=t, clause="MMV-HDR-3")
                 break
-            e = _layouts(1)["toc"].unpack(data, where)
+            e = layouts(1)["toc"].unpack(data, where)
             section = TOC_NAMES.get(e.type)
             if e.type == TOC_LABELS and hdr.version < 3:
                 section = None
@@ -317,25 +214,36 @@ class _Walk:
         file (noted in ``problems`` only when ``report``)."""
         size = s.sizes[kind]
         name = TOC_NAMES[kind]
-        layout = _layouts(s.version)[kind]
+        layout = layouts(s.version)[kind]
         for n in range(count):
             at = base + size * n
             if not self.inside(at, size):
-                message = (f"{name} section ({count} x {size} bytes at {base}) runs past the"
-                           " end of the file")
-                yield (self.problem(at, f"{name}[{n}]", message, index=n, clause="MMV-TOC-1")
-                       if report else {})
+                yield self.past_end(name, count, size, base, n) if report else {}
                 return
             yield n, at, layout.unpack(self.data, at)
 
+    def past_end(self, name: str, count: int, size: int, base: int, n: int) -> dict[str, Any]:
+        """The problem of a section's entry n, the first that leaves the file."""
+        return self.problem(base + size * n, f"{name}[{n}]", f"{name} section ({count} x {size}"
+                            f" bytes at {base}) runs past the end of the file", index=n,
+                            clause="MMV-TOC-1")
+
     def sections(self, s: MmvStructs, toc: list[tuple[int, int, int, int]]
-                 ) -> Iterator[dict[str, Any]]:
+                 ) -> Iterator[dict[str, Any] | Block]:
         # first the entries values and instances point at, so every line can name its owner
         indom_at: dict[int, int] = {}              # indom entry offset -> serial
         inst_at: dict[int, tuple[int, str | None]] = {}  # instance offset -> internal, name
-        metric_at: dict[int, _MetricAt] = {}
+        metric_at: dict[int, MetricAt] = {}
         for _, kind, count, base in toc:
-            if kind not in (TOC_INDOMS, TOC_INSTANCES, TOC_METRICS):
+            if kind == TOC_INSTANCES:
+                fit = self.fitting(s, kind, count, base)
+                _, _, internals, _, names = instance_table(self.data, s.version, base, fit)
+                entry_at = range(base, base + s.instance_size * fit, s.instance_size)
+                texts = escape_all([t or b"" for t, _, _ in names])
+                inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
+                                                             in zip(names, texts)))))
+                continue
+            if kind not in (TOC_INDOMS, TOC_METRICS):
                 continue
             for e in self.entries(s, kind, count, base, report=False):
                 if isinstance(e, dict):
@@ -343,19 +251,18 @@ class _Walk:
                 _, at, entry = e
                 if kind == TOC_INDOMS:
                     indom_at[at] = entry.serial
-                elif kind == TOC_INSTANCES:
-                    name = (entry.external.partition(b"\0")[0] if s.version == 1
-                            else self.slot(entry.external))
-                    inst_at[at] = (entry.internal, None if name is None else escape_bytes(name))
                 else:
                     name = (entry.name.partition(b"\0")[0] if s.version == 1
                             else self.slot(entry.name))
-                    metric_at[at] = _MetricAt(
+                    metric_at[at] = MetricAt(
                         None if name is None else escape_bytes(name), entry.item, entry.type,
                         entry.indom, None if name is None else self.pcp_name(name),
                         self.pmid(entry.item))
         seen_items: set[int] = set()
         for _, kind, count, base in toc:
+            if self.blocks and kind in (TOC_VALUES, TOC_STRINGS, TOC_INSTANCES):
+                yield from self.block_section(s, kind, count, base, indom_at, inst_at, metric_at)
+                continue
             for e in self.entries(s, kind, count, base):
                 if isinstance(e, dict):
                     yield e
@@ -370,11 +277,48 @@ class _Walk:
                 elif kind == TOC_VALUES:
                     yield from self.value(n, at, entry, metric_at, inst_at)
                 elif kind == TOC_STRINGS:
-                    obj: dict[str, Any] = {"kind": "string", "index": n, "offset": at}
-                    _text(entry.payload, obj, "text")
-                    yield obj
+                    yield self.string(n, at, entry)
                 else:
                     yield self.label(n, at, entry)
+
+    def fitting(self, s: MmvStructs, kind: int, count: int, base: int) -> int:
+        """How many of a section's entries lie inside the file (the walk stops at the first
+        that does not)."""
+        return max(0, min(count, (len(self.data) - base) // s.sizes[kind]))
+
+    def block_section(self, s: MmvStructs, kind: int, count: int, base: int,
+                      indom_at: dict[int, int], inst_at: dict[int, tuple[int, str | None]],
+                      metric_at: dict[int, MetricAt]) -> Iterator[dict[str, Any] | Block]:
+        """A values, strings or instances section as blocks of lines made by columns, and
+        the rows the columns leave to the per-entry walk (mmv_blocks)."""
+        fit = self.fitting(s, kind, count, base)
+        if kind == TOC_VALUES:
+            clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at)
+        elif kind == TOC_STRINGS:
+            clean, block = string_rows(self.data, base, fit)
+        else:
+            clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom)
+        layout = layouts(s.version)[kind]
+        size = s.sizes[kind]
+        for part in blocks_and_rows(clean, block):
+            if isinstance(part, Block):
+                yield part
+                continue
+            at = base + size * part
+            entry = layout.unpack(self.data, at)
+            if kind == TOC_VALUES:
+                yield from self.value(part, at, entry, metric_at, inst_at)
+            elif kind == TOC_STRINGS:
+                yield self.string(part, at, entry)
+            else:
+                yield from self.instance(s, part, at, entry, indom_at)
+        if fit < count:
+            yield self.past_end(TOC_NAMES[kind], count, size, base, fit)
+
+    def string(self, n: int, at: int, entry: Any) -> dict[str, Any]:
+        obj: dict[str, Any] = {"kind": "string", "index": n, "offset": at}
+        put_text(entry.payload, obj, "text")
+        return obj
 
     def indom(self, n: int, at: int, d: Any) -> Iterator[dict[str, Any]]:
         f = f"indoms[{n}]"
@@ -397,11 +341,13 @@ class _Walk:
                                "internal": i.internal}
         problems = []
         if s.version == 1:
-            _text(i.external, obj, "name")
+            put_text(i.external, obj, "name")
         else:
             obj["name_offset"] = i.external
             name = self.slot(i.external)
             obj["name"] = None if name is None else escape_bytes(name)
+            if name is not None and len(name) == STRING_SIZE - 1:
+                self.unterminated(obj, "name", i.external)
             if name is None:
                 problems.append(self.problem(at + 16, f + ".external", f"name offset"
                                              f" {i.external} is not a 256-byte slot inside"
@@ -420,19 +366,21 @@ class _Walk:
         obj: dict[str, Any] = {"kind": "metric", "index": n, "offset": at}
         problems = []
         if s.version == 1:
-            _text(m.name, obj, "name")
+            put_text(m.name, obj, "name")
             name: bytes | None = m.name.partition(b"\0")[0]
         else:
             obj["name_offset"] = m.name
             name = self.slot(m.name)
             obj["name"] = None if name is None else escape_bytes(name)
+            if name is not None and len(name) == STRING_SIZE - 1:
+                self.unterminated(obj, "name", m.name)
             if name is None:
                 problems.append(self.problem(at, f + ".name", f"name offset {m.name} is not a"
                                              " 256-byte slot inside the file", index=n))
         obj.update({"item": m.item, "type": m.type,
                     "type_name": TYPE_TOKENS.get(m.type, f"type-{m.type}"),
-                    "semantics": m.semantics, "sem": _sem_token(m.semantics),
-                    "dimension": f"0x{m.dimension:08x}", "units": _units(m.dimension),
+                    "semantics": m.semantics, "sem": sem_token(m.semantics),
+                    "dimension": f"0x{m.dimension:08x}", "units": unit_fields(m.dimension),
                     "indom": m.indom, "padding": m.padding})
         problems += self.help(obj, m, f, at)
         pcp_name = None if name is None else exported_name(
@@ -441,9 +389,11 @@ class _Walk:
         obj["pcp_name"] = None if name is None else self.pcp_name(name)
         obj["pmid"] = self.pmid(m.item)
         obj["pcp_indom"] = None if is_singular(m.indom) else self.pcp_indom(m.indom & 0xFFFFFFFF)
-        obj["exported"] = (ok_item and m.item not in seen and m.type in MMV_TYPES
-                           and pcp_name is not None and bool(name)
-                           and set(pcp_name) <= _NAME_CHARS)
+        # the PMDA inserts the name of a metric whose name and item pass, whatever its type
+        inserted = (ok_item and m.item not in seen and pcp_name is not None and bool(name)
+                    and set(pcp_name) <= NAME_CHARS)
+        placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
+        obj["exported"] = bool(placed) and m.type in MMV_TYPES
         if ok_item:
             seen.add(m.item)
         yield obj
@@ -455,7 +405,7 @@ class _Walk:
                                          clause="MMV-VAL-1"))
         yield from problems
 
-    def value(self, n: int, at: int, v: Any, metric_at: dict[int, _MetricAt],
+    def value(self, n: int, at: int, v: Any, metric_at: dict[int, MetricAt],
               inst_at: dict[int, tuple[int, str | None]]) -> Iterator[dict[str, Any]]:
         f = f"values[{n}]"
         m = metric_at.get(v.metric)
@@ -493,7 +443,9 @@ class _Walk:
                                              " not a 256-byte slot inside the file", index=n))
         obj["type"] = TYPE_TOKENS.get(m.type, f"type-{m.type}")
         obj["value"] = typed_mmv_value(m.type, v.value, text)
-        if self.flags & FLAG_SENTINEL and _sentinel(m.type, v.value, text):
+        if text is not None and len(text) == STRING_SIZE - 1:
+            self.unterminated(obj, "value", v.extra)
+        if self.flags & FLAG_SENTINEL and is_sentinel(m.type, v.value, text):
             obj["sentinel"] = True
         if m.type == TYPE_ELAPSED and v.extra > 0:
             problems.append(self.problem(at + 8, f + ".extra", f"ELAPSED extra {v.extra} is"
@@ -507,16 +459,32 @@ class _Walk:
                                "type_name": label_type_name(lb.flags),
                                "optional": bool(lb.flags & LABEL_OPTIONAL),
                                "identity": lb.identity, "internal": lb.internal}
-        _text(lb.payload, obj, "payload")
+        put_text(lb.payload, obj, "payload")
         return obj
+
+
+def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True
+                   ) -> tuple[Iterator[dict[str, Any] | Block], list[dict[str, Any]]]:
+    """The dump of ``data`` as it is made: lines, and blocks of lines the columns made
+    (``blocks=False``: every line made by the per-entry walk), and the list the problems
+    among them are added to meanwhile."""
+    walk = _Walk(data, file_name, blocks=blocks)
+    return walk.records(), walk.problems
 
 
 def iter_mmv_records(data: bytes, file_name: str
                      ) -> tuple[Iterator[dict[str, Any]], list[dict[str, Any]]]:
     """The lines of the dump of ``data`` (a file called ``file_name`` in the MMV directory)
     as they are made, and the list the problems among them are added to meanwhile."""
-    walk = _Walk(data, file_name)
-    return walk.records(), walk.problems
+    lines, problems = iter_mmv_lines(data, file_name)
+
+    def records() -> Iterator[dict[str, Any]]:
+        for obj in lines:
+            if isinstance(obj, Block):
+                yield from obj.records()
+            else:
+                yield obj
+    return records(), problems
 
 
 def mmv_records(data: bytes, file_name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -525,17 +493,18 @@ def mmv_records(data: bytes, file_name: str) -> tuple[list[dict[str, Any]], list
     return list(lines), problems
 
 
-# every text is escaped to ASCII (DUMP-MMV-ESC), so the C encoder's ASCII path is exact
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def mmv_dump_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
+def mmv_dump_lines(records: Iterable[dict[str, Any] | Block]) -> Iterator[str]:
     """The JSON Lines, without newlines, format header first."""
-    yield _ENCODE(MMV_DUMP_HEADER)
+    yield ENCODE(MMV_DUMP_HEADER)
     for obj in records:
-        yield _ENCODE(obj)
+        if isinstance(obj, Block):
+            yield from obj.jsonl()
+        else:
+            yield ENCODE(obj)
 
 
-def write_mmv_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> None:
-    for line in mmv_dump_lines(records):
-        out.write(line + "\n")
+def write_mmv_jsonl(records: Iterable[dict[str, Any] | Block], out: TextIO) -> None:
+    lines = mmv_dump_lines(records)
+    out.write("\n".join(lines) + "\n")

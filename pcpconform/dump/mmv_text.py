@@ -14,6 +14,7 @@ import struct
 from collections.abc import Iterable
 from typing import Any, TextIO
 
+from pcpconform.dump.mmv_blocks import Block
 from pcpconform.format.pmtypes import PmUnits
 
 __all__ = ["write_mmv_text", "TYPE_DESCRIPTIONS"]
@@ -128,12 +129,21 @@ def _section_of(obj: dict[str, Any]) -> str | None:
     return f"{obj['kind']}s"
 
 
-def write_mmv_text(records: Iterable[dict[str, Any]], out: TextIO) -> None:
-    """The listing of the records ``mmv_records`` made: each section under its TOC heading."""
+def write_mmv_text(records: Iterable[dict[str, Any] | Block], out: TextIO) -> None:
+    """The listing of the records ``iter_mmv_lines`` made: each section under its TOC heading."""
     pending: list[dict[str, Any]] = []     # TOC entries whose sections are still to come
     current: dict[str, Any] | None = None
     seen = 0
     for obj in records:
+        if isinstance(obj, Block):         # consecutive entries of one section, made by columns
+            while pending and (current is None or current["section"] != f"{obj.kind}s"
+                               or seen >= current["count"]):
+                current, seen = pending.pop(0), 0
+                _heading(current, out)
+            for chunk in obj.text():
+                out.write(chunk + "\n")
+            seen += obj.count
+            continue
         kind = obj["kind"]
         section = _section_of(obj)
         if kind == "header":

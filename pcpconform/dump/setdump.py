@@ -23,7 +23,7 @@ from pcpconform.dump.text import when_text, write_text
 from pcpconform.errors import FormatError
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archiveset import ArchiveSet, Member, Seam
-from pcpconform.io.bulk import result_head
+from pcpconform.io.decoded import result_head
 
 __all__ = ["set_lines", "write_set_jsonl", "write_set_text"]
 

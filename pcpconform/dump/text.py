@@ -1,21 +1,29 @@
-"""A pmdumplog -a style listing of an archive, for people."""
+"""A pmdumplog -a style listing of an archive, for people.
+
+A result's value-set lines are formatted a column at a time (``dump.text-vsets``, whose
+reference is ``reference_vsets``, value by value), each column's values printed at once
+(``dump.text-column``, reference ``printed_value`` of each).
+"""
 
 from __future__ import annotations
 
 import bisect
+import enum
 import json
 import math
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import escape_bytes, sem_token
+from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDom, PmType, Timestamp
 from pcpconform.format.timezone import ArchiveZone
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult
 
-__all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets"]
+__all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets",
+           "printed_values", "printed_column", "PrintReason"]
 
 
 def when_text(ts: Timestamp) -> str:
@@ -107,7 +115,7 @@ def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
             out.write(f"{zone.when(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
     out.write("\n")
     types = {pmid: d.type for pmid, d in md.descs.items()}
-    lines = _ResultLines(archive, types)
+    lines = _ResultLines(archive, types, archive.stats)
     batch: list[str] = []
     try:
         for res in archive.results():
@@ -128,9 +136,10 @@ class _ResultLines:
     """A result's value-set lines; the instance lines of a value set are one ``%`` template
     per (instance domain record in force, instance list), filled with a column of values."""
 
-    def __init__(self, archive: Archive, types: dict[int, int]) -> None:
+    def __init__(self, archive: Archive, types: dict[int, int], stats: PathStats) -> None:
         self.archive = archive
         self.types = types
+        self.stats = stats
         md = archive.metadata
         self.descs = md.descs
         self.stamps = {indom: [r.timestamp for r in history] for indom, history in md.indoms.items()}
@@ -178,20 +187,38 @@ class _ResultLines:
             desc = self.descs.get(vs.pmid)
             indom = -1 if desc is None or desc.indom.is_null else int(desc.indom)
             template = self._template(indom, res.timestamp, insts)
-            out.append(head + "\n" + template % tuple(_printed_column(values, ptype)))
+            out.append(head + "\n" + template % tuple(COLUMN(self.stats, values, ptype)))
         return "".join(out)
 
 
-def _printed_column(values: tuple[Any, ...], ptype: int | None) -> list[str]:
-    """``printed_value`` of each value, a column of one class at a time."""
+class PrintReason(enum.Enum):
+    """Why a column's values are printed one at a time."""
+
+    NAN = "a NaN among floats"
+    OTHER = "values of mixed classes, or strings, aggregates or events"
+
+
+def printed_values(values: tuple[Any, ...], ptype: int | None) -> list[str]:
+    """``printed_value`` of each value: the reference of ``dump.text-column``."""
+    return [printed_value(v, ptype) for v in values]
+
+
+def printed_column(values: tuple[Any, ...], ptype: int | None) -> list[str]:
+    """``printed_values`` for a column of integers, or of floats without a NaN, at once."""
     classes = set(map(type, values))
     if classes == {int}:
         return list(map(str, values))
-    if classes == {float} and all(v == v for v in values):     # no NaN: plain %.16g
-        return [format(v, ".16g") for v in values]
-    if classes == {F32} and all(v == v for v in values):       # no NaN: plain %.8g
-        return [format(float(v), ".8g") for v in values]
-    return [printed_value(v, ptype) for v in values]
+    if classes == {float} or classes == {F32}:
+        if not all(v == v for v in values):
+            raise Declined(PrintReason.NAN)
+        if classes == {float}:
+            return [format(v, ".16g") for v in values]       # plain %.16g
+        return [format(float(v), ".8g") for v in values]     # plain %.8g
+    raise Declined(PrintReason.OTHER)
+
+
+COLUMN = register("dump.text-column", reference=printed_values, fast=printed_column,
+                  reasons=PrintReason, inputs="printed-column")
 
 
 def reference_vsets(archive: Archive, res: DecodedResult) -> str:
@@ -218,3 +245,13 @@ def reference_vsets(archive: Archive, res: DecodedResult) -> str:
             label = f'{inst} or "{names[inst]}"' if inst in names else f"{inst} or ???"
             out.append(f"        inst [{label}] value {printed_value(v, ptype)}\n")
     return "".join(out)
+
+
+def column_vsets(archive: Archive, res: DecodedResult) -> str:
+    """A result's value-set lines a column at a time, as ``write_text`` prints them."""
+    types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
+    return _ResultLines(archive, types, archive.stats).vsets(res)
+
+
+VSETS = register("dump.text-vsets", reference=reference_vsets, fast=column_vsets,
+                 reasons=PrintReason, inputs="archive-result")

@@ -5,7 +5,8 @@
 (v1: under 64 bytes), labels only in version 3. Without a version the content is drawn
 first and gets the version libpcp_mmv would choose for it (MMV-WRITE-VERSION-1). With
 ``exportable=True`` everything drawn is something the MMV PMDA exports (MMV-ID-2): items
-distinct and at most 1023, names of letters, digits, ``_`` and ``.``, a non-zero cluster,
+distinct and at most 1023, names of letters, digits, ``_`` and ``.`` none of which lies
+below another (MMV-ID-3), a non-zero cluster,
 semantics 1, 3 or 4. Values are stored as libpcp_mmv stores them (typed, upper bytes zero,
 a string's length in its atom) unless ``raw_atoms=True`` draws any 8 bytes.
 
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 else:  # without hypothesis, say which extra provides it
     st = require("hypothesis.strategies", "strategies", "pcpconform.extra.mmv_strategies")
 
-__all__ = ["mmv_contents", "mmv_files", "mmv_text", "mmv_values"]
+__all__ = ["mmv_contents", "mmv_files", "mmv_text", "mmv_values", "all_leaves"]
 
 _INT_RANGES = {TYPE_I32: (-(2**31), 2**31 - 1), TYPE_U32: (0, 2**32 - 1),
                TYPE_I64: (-(2**63), 2**63 - 1), TYPE_U64: (0, 2**64 - 1),
@@ -72,6 +73,13 @@ def _pmns_name(max_bytes: int) -> st.SearchStrategy[str]:
                      st.text(_PMNS_REST, max_size=8))
     return st.lists(part, min_size=1, max_size=3).map(".".join).filter(
         lambda n: len(n) < max_bytes)
+
+
+def all_leaves(names: list[str]) -> bool:
+    """No name lies below another, and none is the PMDA's own control namespace (MMV-ID-3)."""
+    taken = set(names)
+    return not any(n.split(".")[0] == "control" or any(
+        ".".join(n.split(".")[:k]) in taken for k in range(1, n.count(".") + 1)) for n in names)
 
 
 @st.composite
@@ -118,7 +126,8 @@ def mmv_contents(draw: Any, version: int | None = None, *, exportable: bool = Fa
     items = draw(st.lists(st.integers(0, 1023) if exportable else st.integers(0, 2**32 - 1),
                           min_size=nmetrics, max_size=nmetrics, unique=exportable))
     names = draw(st.lists(_pmns_name(name_limit) if exportable else mmv_text(name_limit, 1),
-                          min_size=nmetrics, max_size=nmetrics, unique=exportable))
+                          min_size=nmetrics, max_size=nmetrics, unique=exportable)
+                 .filter(lambda ns: not exportable or all_leaves(ns)))
     metrics = []
     for item, name in zip(items, names):
         mtype = draw(st.sampled_from(types))

@@ -17,29 +17,15 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from construct import (
-    Adapter,
-    Array,
-    Bytes,
-    Computed,
-    Const,
     Construct,
     Container,
-    FixedSized,
-    FocusedSeq,
-    FormatField,
     GreedyBytes,
-    IfThenElse,
     ListContainer,
-    Pass,
-    Prefixed,
-    Renamed,
-    Struct,
-    Switch,
 )
-from construct.core import BytesInteger, evaluate
+from construct.core import evaluate
 
 from pcpconform.extra import require
-from pcpconform.format.schema.common import Framed, RemainingBytes, ToEnd
+from pcpconform.format.schema.visit import SchemaVisitor
 
 if TYPE_CHECKING:
     from hypothesis import strategies as st
@@ -59,7 +45,7 @@ _SMALL_LIST = 4
 
 def from_schema(con: Construct) -> st.SearchStrategy[Any]:
     """A strategy for objects ``con.build`` accepts and ``con.parse`` gives back."""
-    return st.composite(lambda draw: _draw(draw, con, Container(), None))()
+    return st.composite(lambda draw: _Draw(draw).visit(con, Container(), None))()
 
 
 def _int_range(fmt: str) -> tuple[int, int]:
@@ -70,26 +56,40 @@ def _int_range(fmt: str) -> tuple[int, int]:
     return -(1 << (8 * size - 1)), (1 << (8 * size - 1)) - 1
 
 
-def _draw(draw: Any, con: Construct, ctx: Container, name: str | None) -> Any:
-    if isinstance(con, Renamed):
-        return _draw(draw, con.subcon, ctx, con.name)
-    if isinstance(con, Struct):
+class _Draw(SchemaVisitor[Any]):
+    """Draws one object of a construct, given the context drawn so far and its field name."""
+
+    def __init__(self, draw: Any) -> None:
+        self.draw = draw
+
+    def unknown(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        raise TypeError(f"no strategy for {con!r} (field {name})")
+
+    def on_renamed(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        return self.visit(con.subcon, ctx, con.name)
+
+    def on_struct(self, con: Construct, ctx: Container, name: str | None) -> Any:
         obj = Container()
         inner = Container(_=ctx)
         for sub in con.subcons:
-            value = _draw(draw, sub, inner, sub.name)
+            value = self.visit(sub, inner, sub.name)
             if sub.name:
                 inner[sub.name] = value
                 obj[sub.name] = value
         return obj
-    if isinstance(con, Computed):
+
+    def on_computed(self, con: Construct, ctx: Container, name: str | None) -> Any:
         return con.func(ctx) if callable(con.func) else con.func
-    if isinstance(con, Const):
+
+    def on_const(self, con: Construct, ctx: Container, name: str | None) -> Any:
         return con.value
-    if isinstance(con, Adapter):
-        raw = _draw(draw, con.subcon, ctx, name)
+
+    def on_adapter(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        raw = self.visit(con.subcon, ctx, name)
         return con._decode(raw, ctx, "(generate)")
-    if isinstance(con, FormatField):
+
+    def on_format(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        draw = self.draw
         if con.fmtstr[-1] in "fd":
             return draw(st.floats(width=32 if con.fmtstr[-1] == "f" else 64, allow_nan=False))
         lo, hi = _int_range(con.fmtstr)
@@ -97,45 +97,54 @@ def _draw(draw: Any, con: Construct, ctx: Container, name: str | None) -> Any:
             a, b = SIZE_FIELDS[name]
             return draw(st.integers(max(a, lo), min(b, hi)))
         return draw(st.one_of(st.integers(lo, hi), st.integers(0, 16)))
-    if isinstance(con, BytesInteger):
+
+    def on_integer(self, con: Construct, ctx: Container, name: str | None) -> Any:
         hi = (1 << (8 * con.length)) - 1
         if name in SIZE_FIELDS:
             a, b = SIZE_FIELDS[name]
-            return draw(st.integers(a, min(b, hi)))
-        return draw(st.integers(0, hi))
-    if isinstance(con, Bytes):
+            return self.draw(st.integers(a, min(b, hi)))
+        return self.draw(st.integers(0, hi))
+
+    def on_bytes(self, con: Construct, ctx: Container, name: str | None) -> Any:
         length = evaluate(con.length, ctx)
         if length < 0:
             from hypothesis import reject
             reject()
-        return draw(st.binary(min_size=length, max_size=length))
-    if isinstance(con, (RemainingBytes, type(GreedyBytes))):
-        return draw(st.binary(max_size=8))
-    if isinstance(con, Array):
+        return self.draw(st.binary(min_size=length, max_size=length))
+
+    def on_remaining(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        return self.draw(st.binary(max_size=8))
+
+    def on_array(self, con: Construct, ctx: Container, name: str | None) -> Any:
         count = evaluate(con.count, ctx)
-        return ListContainer(_draw(draw, con.subcon, ctx, None) for _ in range(count))
-    if con is Pass:
+        return ListContainer(self.visit(con.subcon, ctx, None) for _ in range(count))
+
+    def on_pass(self, con: Construct, ctx: Container, name: str | None) -> Any:
         return None
-    if isinstance(con, IfThenElse):
+
+    def on_choice(self, con: Construct, ctx: Container, name: str | None) -> Any:
         branch = con.thensubcon if evaluate(con.condfunc, ctx) else con.elsesubcon
-        return _draw(draw, branch, ctx, name)
-    if isinstance(con, Switch):
+        return self.visit(branch, ctx, name)
+
+    def on_switch(self, con: Construct, ctx: Container, name: str | None) -> Any:
         key = evaluate(con.keyfunc, ctx)
-        return _draw(draw, con.cases.get(key, con.default), ctx, name)
-    if isinstance(con, Prefixed):
+        return self.visit(con.cases.get(key, con.default), ctx, name)
+
+    def on_prefixed(self, con: Construct, ctx: Container, name: str | None) -> Any:
         if isinstance(con.subcon, type(GreedyBytes)):
-            return draw(st.binary(max_size=12))
-        return _draw(draw, con.subcon, ctx, name)
-    if isinstance(con, (ToEnd,)):
-        return ListContainer(_draw(draw, con.subcon, ctx, None)
-                             for _ in range(draw(st.integers(0, _SMALL_LIST))))
-    if isinstance(con, Framed):
-        return _draw(draw, con.payload, ctx, name)
-    if isinstance(con, FixedSized):
-        return _draw(draw, con.subcon, ctx, name)
-    if isinstance(con, FocusedSeq) and con.parsebuildfrom == "items":
+            return self.draw(st.binary(max_size=12))
+        return self.visit(con.subcon, ctx, name)
+
+    def on_to_end(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        return ListContainer(self.visit(con.subcon, ctx, None)
+                             for _ in range(self.draw(st.integers(0, _SMALL_LIST))))
+
+    def on_focused(self, con: Construct, ctx: Container, name: str | None) -> Any:
+        if con.parsebuildfrom != "items":
+            return self.unknown(con, ctx, name)
         # PrefixedArray: the count is rebuilt from the list, so draw the list
         items = next(sub for sub in con.subcons if sub.name == "items").subcon
-        return ListContainer(_draw(draw, items.subcon, ctx, None)
-                             for _ in range(draw(st.integers(0, _SMALL_LIST))))
-    raise TypeError(f"no strategy for {con!r} (field {name})")
+        return ListContainer(self.visit(items.subcon, ctx, None)
+                             for _ in range(self.draw(st.integers(0, _SMALL_LIST))))
+
+    on_rebuild = unknown                  # never drawn: build computes it

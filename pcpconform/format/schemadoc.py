@@ -13,38 +13,29 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from construct import (
-    Adapter,
     Array,
-    Bytes,
-    BytesInteger,
     Computed,
     Construct,
-    FocusedSeq,
-    FormatField,
     GreedyBytes,
     IfThenElse,
     Pass,
-    Prefixed,
     Renamed,
-    Struct,
-    Switch,
 )
 from construct.expr import ExprMixin
 
 from pcpconform.format.schema import LabelSet, PmLabel, PmValue, PmValueBlock, PmValueSet, event_array
 from pcpconform.format.schema.common import (
-    Framed,
     PmIDField,
     PmInDomField,
     PmUnitsField,
-    RemainingBytes,
     TimespecTS16,
     TimestampT3,
     TimevalT2,
-    ToEnd,
 )
+from pcpconform.format.schema.visit import SchemaVisitor
 
 __all__ = ["Row", "struct_rows", "describe", "field", "element", "fixed_size", "event_structs"]
 
@@ -145,57 +136,74 @@ def fixed_size(con: Construct) -> int | None:
         return None
 
 
-def describe(con: Construct, scope: Sequence[str] = ()) -> str:
-    """The type column for a construct (``scope``: sibling field names, for counts)."""
-    names = _type_names()
-    while True:
-        if id(con) in names:
-            return names[id(con)]
-        if isinstance(con, Renamed):
-            con = con.subcon
-            continue
-        break
-    if isinstance(con, FormatField):
+class _Describe(SchemaVisitor[str]):
+    """The type column of a construct (``scope``: sibling field names, for counts)."""
+
+    def visit(self, con: Construct, *args: Any) -> str:
+        named = _type_names().get(id(con))
+        return named if named is not None else super().visit(con, *args)
+
+    def unknown(self, con: Construct, *args: Any) -> str:
+        return type(con).__name__
+
+    on_rebuild = on_fixed_sized = unknown     # shown by their class name, as the tables do
+
+    def on_format(self, con: Construct, scope: Sequence[str]) -> str:
         code = con.fmtstr.lstrip("<>=!")
         text = _FORMATS.get(code, f"struct '{code}'")
-        return text if con.fmtstr[0] in ">!" or code in "bB" else text.replace("BE", "LE")
-    if isinstance(con, BytesInteger):
+        return str(text if con.fmtstr[0] in ">!" or code in "bB" else text.replace("BE", "LE"))
+
+    def on_integer(self, con: Construct, scope: Sequence[str]) -> str:
         order = "LE" if con.swapped else "BE"
         return f"{order}{8 * con.length} {'signed' if con.signed else 'unsigned'}"
-    if isinstance(con, Bytes):
+
+    def on_bytes(self, con: Construct, scope: Sequence[str]) -> str:
         return f"bytes[{_expr(con.length, scope)}]"
-    if con is GreedyBytes or isinstance(con, RemainingBytes):
+
+    def on_remaining(self, con: Construct, scope: Sequence[str]) -> str:
         return "remaining bytes"
-    if isinstance(con, Array):
-        return f"array of {describe(con.subcon, scope)} ({_expr(con.count, scope)})"
-    if isinstance(con, IfThenElse):
+
+    def on_array(self, con: Construct, scope: Sequence[str]) -> str:
+        return f"array of {self.visit(con.subcon, scope)} ({_expr(con.count, scope)})"
+
+    def on_choice(self, con: Construct, scope: Sequence[str]) -> str:
         cond = _expr(con.condfunc, scope)
-        then = describe(con.thensubcon, scope)
+        then = self.visit(con.thensubcon, scope)
         if con.elsesubcon is Pass:
             if isinstance(con.condfunc, ExprMixin):
                 return f"{then}, only if {cond}"
             return f"{then}, depending on {cond}"
-        return f"{then} or {describe(con.elsesubcon, scope)}, by {cond}"
-    if isinstance(con, Switch):
+        return f"{then} or {self.visit(con.elsesubcon, scope)}, by {cond}"
+
+    def on_switch(self, con: Construct, scope: Sequence[str]) -> str:
         keys = ", ".join(str(k) for k in sorted(con.cases))
-        other = describe(con.default, scope) if con.default is not None else "error"
+        other = self.visit(con.default, scope) if con.default is not None else "error"
         return f"body by {_expr(con.keyfunc, scope)} ({keys}; other: {other})"
-    if isinstance(con, FocusedSeq) and [s.name for s in con.subcons] == ["count", "items"]:
-        count = describe(field(con, "count").subcon.subcon)
+
+    def on_focused(self, con: Construct, scope: Sequence[str]) -> str:
+        if [s.name for s in con.subcons] != ["count", "items"]:
+            return type(con).__name__
+        count = self.visit(field(con, "count").subcon.subcon, ())
         items = _unwrap(field(con, "items"))
-        return f"{count} count, then that many × {describe(items.subcon)}"  # noqa: RUF001 (spec text)
-    if isinstance(con, Prefixed):
-        inner = "bytes" if con.subcon is GreedyBytes else describe(con.subcon)
-        return f"({describe(con.lengthfield)} length, {inner})"
-    if isinstance(con, ToEnd):
-        return f"{describe(con.subcon, scope)}, repeated to the end"
-    if isinstance(con, Framed):
-        return f"framed {describe(con.payload, scope)}"
-    if isinstance(con, Adapter):
-        return describe(con.subcon, scope)
-    if isinstance(con, Struct):
+        return f"{count} count, then that many × {self.visit(items.subcon, ())}"  # noqa: RUF001 (spec text)
+
+    def on_prefixed(self, con: Construct, scope: Sequence[str]) -> str:
+        inner = "bytes" if con.subcon is GreedyBytes else self.visit(con.subcon, ())
+        return f"({self.visit(con.lengthfield, ())} length, {inner})"
+
+    def on_to_end(self, con: Construct, scope: Sequence[str]) -> str:
+        return f"{self.visit(con.subcon, scope)}, repeated to the end"
+
+    def on_framed(self, con: Construct, scope: Sequence[str]) -> str:
+        return f"framed {self.visit(con.payload, scope)}"
+
+    def on_struct(self, con: Construct, scope: Sequence[str]) -> str:
         return "struct"
-    return type(con).__name__
+
+
+def describe(con: Construct, scope: Sequence[str] = ()) -> str:
+    """The type column for a construct (``scope``: sibling field names, for counts)."""
+    return _Describe().visit(con, scope)
 
 
 def struct_rows(struct: Construct, *, start: int | None = 0) -> list[Row]:

@@ -20,25 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from construct import (
-    Adapter,
-    Array,
-    Bytes,
     BytesInteger,
     Computed,
     Construct,
     FocusedSeq,
     FormatField,
-    GreedyBytes,
-    IfThenElse,
-    Pass,
-    Prefixed,
-    Rebuild,
     Renamed,
-    Struct,
-    Switch,
 )
 
-from pcpconform.format.schema.common import RemainingBytes, ToEnd
+from pcpconform.format.schema.visit import SchemaVisitor
 
 __all__ = ["INT", "BYTES", "VALUE", "LIST", "Field", "Layout", "LayoutError", "layout", "remember", "read_int",
            "evaluated_with"]
@@ -226,7 +216,9 @@ def _int_con(con: Construct) -> Construct | None:
     return con if isinstance(con, (FormatField, BytesInteger)) else None
 
 
-class _Walker:
+class _Walker(SchemaVisitor[tuple[int, Any]]):
+    """The fields of one record's bytes, by the schema (one visitor of the construct tree)."""
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.entries: list[Field | _Run] = []
@@ -288,79 +280,96 @@ class _Walker:
     def walk(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
         """Walk ``con`` from ``at`` (not past ``end``): the offset after it and its value
         for the context (integers and byte strings; None for the rest)."""
-        if isinstance(con, Renamed):
-            return self.walk(con.subcon, at, end, ctx, f"{path}/{con.name}" if con.name else path,
-                             con.name or name)
-        raw = _int_con(con)
-        if raw is not None:
-            size = raw.length
-            if at + size > end:
-                raise LayoutError(f"{path}: needs {size} bytes at {at}, {end - at} left")
-            i = self._add(Field(path, name, at, size, INT, raw))
-            ctx.setdefault("__where__", {})[name] = i
-            return at + size, self._value(i)
-        if isinstance(con, Adapter):
-            inner = _int_con(con.subcon)
-            if inner is not None:       # pmID, pmInDom, pmUnits: the raw word is the field
-                return self.walk(inner, at, end, ctx, path, name)
-            try:
-                size = con.sizeof()
-            except Exception:   # construct's SizeofError: an adapter of no fixed size
-                raise LayoutError(f"{path}: no layout for {type(con).__name__}") from None
-            if at + size > end:
-                raise LayoutError(f"{path}: needs {size} bytes at {at}, {end - at} left")
-            self._add(Field(path, name, at, size, VALUE, con))
-            return at + size, None
-        if isinstance(con, (Struct, FocusedSeq)):
-            inner_ctx = _Ctx(_=ctx)
-            for sub in con.subcons:
-                if isinstance(sub.subcon if isinstance(sub, Renamed) else sub, Computed):
-                    continue
-                # a FocusedSeq (PrefixedArray) reads as its focus: the focus keeps the path
-                focus = isinstance(con, FocusedSeq) and sub.name == con.parsebuildfrom
-                at, value = self.walk(sub.subcon if focus else sub, at, end, inner_ctx, path, name)
-                if sub.name:
-                    dict.__setitem__(inner_ctx, sub.name, value)
-            return at, None
-        if isinstance(con, Rebuild):
-            return self.walk(con.subcon, at, end, ctx, path, name)
-        if isinstance(con, IfThenElse):
-            cond, used = self._eval(con.condfunc, ctx)
-            self._guard(con.condfunc, ctx, used)
-            return self.walk(con.thensubcon if cond else con.elsesubcon, at, end, ctx, path, name)
-        if con is Pass:
-            return at, None
-        if isinstance(con, Switch):
-            key, used = self._eval(con.keyfunc, ctx)
-            self._guard(con.keyfunc, ctx, used)
-            return self.walk(con.cases.get(key, con.default), at, end, ctx, path, name)
-        if isinstance(con, Array):
-            count, used = self._eval(con.count, ctx)
-            return self._list(con.subcon, at, end, ctx, path, name, used, int(count))
-        if isinstance(con, ToEnd):
-            return self._list(con.subcon, at, end, ctx, path, name, [], None)
-        if isinstance(con, Bytes):
-            size, used = self._eval(con.length, ctx)
-            return self._bytes(at, at + int(size), end, ctx, path, name, used,
-                               (con.length, ctx) if used else None, not callable(con.length))
-        if con is GreedyBytes or isinstance(con, RemainingBytes):
-            return self._bytes(at, end, end, ctx, path, name, [], None, False)
-        if isinstance(con, Prefixed):
-            after, length = self.walk(Renamed(con.lengthfield, newname="length"), at, end, _Ctx(_=ctx),
-                                      f"{path}/length", "length")
-            count = self.n - 1
-            self.structural.add(count)
-            stop = after + int(length)
-            if length < 0 or stop > end:
-                raise LayoutError(f"{path}: length {length} past the end")
-            first = self.n
-            done, value = self.walk(con.subcon, after, stop, ctx, path, name)
-            if done != stop:
-                raise LayoutError(f"{path}: {stop - done} bytes left inside the prefixed field")
-            if self.n > first and first in self.pos:
-                self._sized(first, [count], self.get(first).size)
-            return done, value
+        return self.visit(con, at, end, ctx, path, name)
+
+    def unknown(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
         raise LayoutError(f"{path}: no layout for {type(con).__name__}")
+
+    on_framed = on_fixed_sized = unknown      # never inside a record's payload
+
+    def on_renamed(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        return self.walk(con.subcon, at, end, ctx, f"{path}/{con.name}" if con.name else path, con.name or name)
+
+    def on_format(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        size = con.length
+        if at + size > end:
+            raise LayoutError(f"{path}: needs {size} bytes at {at}, {end - at} left")
+        i = self._add(Field(path, name, at, size, INT, con))
+        ctx.setdefault("__where__", {})[name] = i
+        return at + size, self._value(i)
+
+    on_integer = on_format
+
+    def on_adapter(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        inner = _int_con(con.subcon)
+        if inner is not None:       # pmID, pmInDom, pmUnits: the raw word is the field
+            return self.walk(inner, at, end, ctx, path, name)
+        try:
+            size = con.sizeof()
+        except Exception:   # construct's SizeofError: an adapter of no fixed size
+            raise LayoutError(f"{path}: no layout for {type(con).__name__}") from None
+        if at + size > end:
+            raise LayoutError(f"{path}: needs {size} bytes at {at}, {end - at} left")
+        self._add(Field(path, name, at, size, VALUE, con))
+        return at + size, None
+
+    def on_struct(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        inner_ctx = _Ctx(_=ctx)
+        for sub in con.subcons:
+            if isinstance(sub.subcon if isinstance(sub, Renamed) else sub, Computed):
+                continue
+            # a FocusedSeq (PrefixedArray) reads as its focus: the focus keeps the path
+            focus = isinstance(con, FocusedSeq) and sub.name == con.parsebuildfrom
+            at, value = self.walk(sub.subcon if focus else sub, at, end, inner_ctx, path, name)
+            if sub.name:
+                dict.__setitem__(inner_ctx, sub.name, value)
+        return at, None
+
+    on_focused = on_struct
+
+    def on_choice(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        cond, used = self._eval(con.condfunc, ctx)
+        self._guard(con.condfunc, ctx, used)
+        return self.walk(con.thensubcon if cond else con.elsesubcon, at, end, ctx, path, name)
+
+    def on_pass(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        return at, None
+
+    def on_switch(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        key, used = self._eval(con.keyfunc, ctx)
+        self._guard(con.keyfunc, ctx, used)
+        return self.walk(con.cases.get(key, con.default), at, end, ctx, path, name)
+
+    def on_array(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        count, used = self._eval(con.count, ctx)
+        return self._list(con.subcon, at, end, ctx, path, name, used, int(count))
+
+    def on_to_end(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        return self._list(con.subcon, at, end, ctx, path, name, [], None)
+
+    def on_bytes(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        size, used = self._eval(con.length, ctx)
+        return self._bytes(at, at + int(size), end, ctx, path, name, used,
+                           (con.length, ctx) if used else None, not callable(con.length))
+
+    def on_remaining(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        return self._bytes(at, end, end, ctx, path, name, [], None, False)
+
+    def on_prefixed(self, con: Construct, at: int, end: int, ctx: _Ctx, path: str, name: str) -> tuple[int, Any]:
+        after, length = self.walk(Renamed(con.lengthfield, newname="length"), at, end, _Ctx(_=ctx),
+                                  f"{path}/length", "length")
+        count = self.n - 1
+        self.structural.add(count)
+        stop = after + int(length)
+        if length < 0 or stop > end:
+            raise LayoutError(f"{path}: length {length} past the end")
+        first = self.n
+        done, value = self.walk(con.subcon, after, stop, ctx, path, name)
+        if done != stop:
+            raise LayoutError(f"{path}: {stop - done} bytes left inside the prefixed field")
+        if self.n > first and first in self.pos:
+            self._sized(first, [count], self.get(first).size)
+        return done, value
 
     def _bytes(self, at: int, stop: int, end: int, ctx: _Ctx, path: str, name: str, used: list[int],
                sizer: tuple[Any, dict[str, Any]] | None, fixed: bool) -> tuple[int, bytes]:

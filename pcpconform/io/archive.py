@@ -14,20 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits, TextType, Timestamp
 from pcpconform.format.schema import (
+    INDOM_TAGS,
+    LABEL_TAGS,
     TYPE_DESC,
-    TYPE_INDOM,
     TYPE_INDOM_DELTA,
-    TYPE_INDOM_V2,
-    TYPE_LABEL,
-    TYPE_LABEL_V2,
     TYPE_TEXT,
-    structs,
 )
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
-from pcpconform.io.reader import Component, RawRecord, parse_payload
+from pcpconform.io.meta import parse_meta
+from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["Archive", "Desc", "InDomRecord", "LabelRecord", "MetaRecord"]
 
@@ -87,8 +86,11 @@ class _Metadata:
 class Archive:
     """A PCP archive opened by base name (or by the name of any of its files)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, stats: PathStats | None = None) -> None:
+        """``stats`` counts what the fast paths reading this archive did (a new one if
+        none is given)."""
         self.files: ArchiveFiles = find_archive(path)
+        self.stats = PathStats() if stats is None else stats
         if self.files.meta is None:
             raise UsageError(f"{path}: archive has no .meta file")
         if not self.files.volumes:
@@ -118,10 +120,9 @@ class Archive:
     def meta_records(self) -> Iterator[MetaRecord]:
         """Every .meta record after the label, parsed, in file order."""
         assert self.files.meta is not None
-        schema = structs(self.version).meta
         with Component(self.files.meta) as meta:
             for record in meta.records("meta"):
-                parsed = parse_payload(schema, record, "meta")
+                parsed = parse_meta(record, self.version, self.stats)
                 yield MetaRecord(record, parsed.type, parsed.body)
 
     @property
@@ -140,11 +141,11 @@ class Archive:
                 md.descs.setdefault(int(desc.pmid), desc)
                 for name in desc.names:
                     md.names.setdefault(name, int(desc.pmid))  # first binding wins
-            elif m.type in (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA):
+            elif m.type in INDOM_TAGS:
                 self._add_indom(md, m, body)
             elif m.type == TYPE_TEXT:
                 md.text[(body.type, body.ident)] = _text(body.text.split(b"\0", 1)[0])
-            elif m.type in (TYPE_LABEL, TYPE_LABEL_V2):
+            elif m.type in LABEL_TAGS:
                 md.labels.append(LabelRecord(body.timestamp, body.type & 0x3F, body.ident,
                                              [(s.inst, _json_or_text(s.json)) for s in body.sets]))
             else:
@@ -228,7 +229,7 @@ class Archive:
         """Every result (marks included) with typed values, across volumes in order."""
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()}
         for _, record in self.volume_records():
-            yield decode_result(record, self.version, types)
+            yield decode_result(record, self.version, types, self.stats)
 
     def results_from(self, vol: int, offset: int) -> Iterator[DecodedResult]:
         """The results from byte ``offset`` of volume ``vol`` on (an index entry's position),
@@ -238,7 +239,7 @@ class Archive:
         for v, record in self.volume_records():
             if v < vol or (v == vol and record.offset < offset):
                 continue
-            yield decode_result(record, self.version, types)
+            yield decode_result(record, self.version, types, self.stats)
 
     def index_entries(self) -> Iterator[Any]:
         if self.files.index is None:

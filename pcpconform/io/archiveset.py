@@ -27,9 +27,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive, Desc, _Metadata
-from pcpconform.io.bulk import DecodedResult, decode_result, result_head
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.decoded import DecodedResult, result_head
 from pcpconform.io.files import ArchiveFiles
 from pcpconform.io.reader import Component, RawRecord
 from pcpconform.io.setform import SET_PROFILES, SetError, namelist, open_member
@@ -66,6 +68,8 @@ class _Shared:
 
     eol_member: int = 0
     dropped: list[tuple[str, FormatError]] = field(default_factory=list)
+    #: what the fast paths reading the set's records did (``Archive.stats``)
+    stats: PathStats = field(default_factory=PathStats)
 
 
 @dataclass
@@ -117,7 +121,7 @@ def last_record_time(archive: Archive) -> Timestamp | None:
 
     def readable(record: RawRecord, version: int) -> Timestamp | None:
         try:
-            return decode_result(record, version, types).timestamp
+            return decode_result(record, version, types, archive.stats).timestamp
         except FormatError:
             return None
 
@@ -213,6 +217,7 @@ class ArchiveSet(Archive):
         #: the members libpcp 7 stops reading at a damaged record (name, the damage), as read
         self._shared = _shared if _shared is not None else _Shared()
         self.dropped = self._shared.dropped
+        self.stats = self._shared.stats
         #: a member view's member: its records alone, between the virtual marks around it
         self._only = _only
         first = self.members[0].archive
@@ -389,7 +394,7 @@ class ArchiveSet(Archive):
             try:
                 vol, record = next(records)
                 if checked:
-                    decode_result(record, version, types)
+                    decode_result(record, version, types, self.stats)
             except StopIteration:
                 return
             except FormatError as exc:
@@ -530,14 +535,14 @@ class ArchiveSet(Archive):
         (pmFetchArchive), virtual marks at their own times."""
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()}
         for _, record in self._records(shift=False):
-            yield decode_result(record, self.version, types)
+            yield decode_result(record, self.version, types, self.stats)
 
     def results_from(self, vol: int, offset: int) -> Iterator[DecodedResult]:
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()}
         for v, record in self.volume_records():
             if v < vol or (v == vol and record.offset < offset):
                 continue
-            yield decode_result(record, self.version, types)
+            yield decode_result(record, self.version, types, self.stats)
 
     def index_entries(self) -> Iterator[Any]:
         """Every member's index entries with set volume numbers, those of records a forward

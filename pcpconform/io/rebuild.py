@@ -4,20 +4,24 @@ The parsed form keeps every byte (label padding, value-block padding, string tab
 libpcp tolerates), so for any archive libpcp reads the rebuilt files are identical to the
 inputs; compressed inputs are written decompressed.
 
-Results the bulk decoder reads as canonical (``DecodedResult.canonical``) are built again by
-``bulk.encode_result`` from the decoded values; a record that does not come back identical
-that way, and every other record, goes through the construct schemas. Either way the bytes
-written are the record's own, checked.
+Results are rebuilt by the registered fast path ``rebuild.result``: one the bulk decoder reads
+as canonical (``DecodedResult.canonical``) is built again by the bulk encoder from the
+decoded values (encode.py); a record that does not come back identical that way, and every
+other record, is declined to the construct schemas. Either way the bytes written are the
+record's own, checked.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 from pathlib import Path
 
 from pcpconform.errors import FormatError
+from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.schema import TYPE_DESC, structs
-from pcpconform.io.bulk import decode_result, encode_result
+from pcpconform.io.bulk import DecodeReason, decode_fast
+from pcpconform.io.encode import EncodeReason, encode_fast
 from pcpconform.io.files import ArchiveFiles, find_archive
 from pcpconform.io.reader import Component, RawRecord, parse_payload
 
@@ -44,9 +48,11 @@ def _check_same(record: RawRecord, built: bytes, what: str) -> None:
 
 
 def rebuild_component(path: Path, kind: str, out,  # type: ignore[no-untyped-def]
-                      types: dict[int, int] | None = None) -> int:
+                      types: dict[int, int] | None = None, stats: PathStats | None = None) -> int:
     """Parse and rebuild one file into the binary stream ``out``; returns records written.
-    ``types`` (pmID -> pmDesc type, from .meta) lets results take the bulk path."""
+    ``types`` (pmID -> pmDesc type, from .meta) lets results take the bulk path, counted in
+    ``stats``."""
+    stats = PathStats() if stats is None else stats
     with Component(path) as comp:
         s = structs(comp.version)
         label = s.label_record.build(comp.label)
@@ -62,17 +68,11 @@ def rebuild_component(path: Path, kind: str, out,  # type: ignore[no-untyped-def
         record_schema, payload_schema, what = (
             (s.meta_record, s.meta, "meta") if kind == "meta" else
             (s.result_record, s.result, "result"))
-        bulk = types is not None and kind == "volume"
         for record in comp.records(kind):
-            if bulk:
-                assert types is not None
-                built = _bulk_built(record, comp.version, types)
-                if built is not None:
-                    out.write(built)
-                    count += 1
-                    continue
-            parsed = parse_payload(payload_schema, record, what)
-            built = record_schema.build(parsed)
+            if types is not None and kind == "volume":
+                built = REBUILD(stats, record, comp.version, types)
+            else:
+                built = record_schema.build(parse_payload(payload_schema, record, what))
             _check_same(record, built, what)
             out.write(built)
             count += 1
@@ -80,16 +80,30 @@ def rebuild_component(path: Path, kind: str, out,  # type: ignore[no-untyped-def
         return count
 
 
-def _bulk_built(record: RawRecord, version: int, types: dict[int, int]) -> bytes | None:
-    """The record built again from its bulk-decoded values, when that gives its own bytes."""
-    try:
-        res = decode_result(record, version, types)
-    except FormatError:
-        return None                     # the schema path reports it
-    if not res.canonical:
-        return None
-    built = encode_result(version, res, types)
-    return built if built == record.data else None
+class RebuildReason(enum.Enum):
+    """Why a result is rebuilt by the schemas rather than from its bulk-decoded values."""
+
+    NOT_ITS_BYTES = "the writer's layout of its values is not the record"
+
+
+def rebuild_schema(record: RawRecord, version: int, types: dict[int, int]) -> bytes:
+    """A result parsed and built again by the construct schemas: the reference."""
+    s = structs(version)
+    built: bytes = s.result_record.build(parse_payload(s.result, record, "result"))
+    return built
+
+
+def rebuild_bulk(record: RawRecord, version: int, types: dict[int, int]) -> bytes:
+    """A canonical result built again from its bulk-decoded values, when that gives its own
+    bytes (anything else is declined)."""
+    built = encode_fast(version, decode_fast(record, version, types), types)
+    if built != record.data:
+        raise Declined(RebuildReason.NOT_ITS_BYTES)
+    return built
+
+
+REBUILD = register("rebuild.result", reference=rebuild_schema, fast=rebuild_bulk,
+                   reasons=(DecodeReason, EncodeReason, RebuildReason), inputs="result-record")
 
 
 def _desc_types(files: ArchiveFiles) -> dict[int, int] | None:
@@ -111,9 +125,11 @@ def _desc_types(files: ArchiveFiles) -> dict[int, int] | None:
 
 
 def rebuild_archive(in_base: str | os.PathLike[str], out_base: str | os.PathLike[str], *,
-                    bulk: bool = True) -> dict[str, int]:
+                    bulk: bool = True, stats: PathStats | None = None) -> dict[str, int]:
     """Rebuild every file of an archive under a new base name; returns records per file.
-    ``bulk=False`` builds every record with the schemas (the reference for the tests)."""
+    ``bulk=False`` builds every record with the schemas (the reference for the tests);
+    ``stats`` counts what the bulk path did."""
+    stats = PathStats() if stats is None else stats
     files = find_archive(in_base)
     types = _desc_types(files) if bulk else None
     out_base = Path(out_base)
@@ -127,7 +143,7 @@ def rebuild_archive(in_base: str | os.PathLike[str], out_base: str | os.PathLike
         tmp = target.with_name(target.name + ".partial")
         try:
             with open(tmp, "wb") as out:
-                counts[target.name] = rebuild_component(path, kind, out, types)
+                counts[target.name] = rebuild_component(path, kind, out, types, stats)
             os.replace(tmp, target)
         finally:
             if tmp.exists():

@@ -29,6 +29,7 @@ from pcpconform.format.schema import (
     TYPE_LABEL_V2,
     TYPE_TEXT,
     block_index,
+    first_block_offset,
     structs,
 )
 from pcpconform.format.schema.common import encode_padded
@@ -89,8 +90,7 @@ class ValueSetSpec:
 
 def layout_result(version: int, timestamp: Timestamp, vsets: Sequence[ValueSetSpec]) -> Container:
     """The pmResult container libpcp would encode for these values."""
-    header = structs(version).result_header_size
-    offset = header + sum(8 + (4 + 8 * len(v.values) if v.values else 0) for v in vsets)
+    offset = first_block_offset(version, (len(v.values) for v in vsets))
     blocks = ListContainer()
     out_sets = ListContainer()
     for spec in vsets:

@@ -7,11 +7,13 @@ decoded as UTF-8 with surrogateescape, so any byte string survives a round trip.
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from pcpconform.format.pmtypes import PmID, PmInDom, PmUnits
+from pcpconform.mmv.pmns import PmdaNamespace
 
 __all__ = [
     "MMV_DOMAIN", "FLAG_NOPREFIX", "FLAG_PROCESS", "FLAG_SENTINEL", "TYPE_NOSUPPORT",
@@ -20,7 +22,7 @@ __all__ = [
     "LABEL_INDOM", "LABEL_CLUSTER", "LABEL_ITEM", "LABEL_INSTANCES", "LABEL_OPTIONAL",
     "PM_IN_NULL", "Instance", "Indom", "Value", "ValueSource", "Metric", "Label", "MmvFile",
     "is_singular",
-    "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom",
+    "encode_text", "decode_text", "exported_name", "exported_pmid", "exported_indom", "pmda_name_ok",
     "Exported", "exported_metrics",
 ]
 
@@ -55,6 +57,13 @@ LABEL_INSTANCES = 0x20
 LABEL_OPTIONAL = 0x80
 PM_IN_NULL = -1
 
+#: the PMDA's character rule for a whole exported name (verify_metric_name, C locale)
+_PMDA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+
+
+def pmda_name_ok(name: str) -> bool:
+    """verify_metric_name's character rule (isalpha/isalnum in the C locale: ASCII only)."""
+    return _PMDA_NAME.fullmatch(name) is not None
 _ATOM_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
                  TYPE_FLOAT: "<f", TYPE_DOUBLE: "<d", TYPE_ELAPSED: "<q"}
 
@@ -228,19 +237,23 @@ class Exported:
 
 
 def exported_metrics(mmv: MmvFile, file_name: str, cluster: int | None = None) -> list[Exported]:
-    """The metrics the PMDA exports from a file named file_name, in file order.
+    """The metrics the PMDA exports by name from a file named file_name, alone in its
+    directory, in file order.
 
     ``cluster`` is the one the PMDA uses for the file: the header's unless it is 0 (then
-    the PMDA chooses; pass its choice). Items above 1023 and repeated items are skipped, as
-    the PMDA skips them (the first of a repeated item wins)."""
+    the PMDA chooses; pass its choice). As the PMDA does, it skips a name that is empty or
+    breaks its character rule, an item above 1023 or repeated (the first of a repeated item
+    wins), and a name its namespace refuses or hides (MMV-ID-3)."""
     use = mmv.cluster if cluster is None else cluster
+    names = PmdaNamespace()
     seen: set[int] = set()
     out = []
     for m in mmv.metrics:
-        if m.item > 1023 or m.item in seen:
-            continue
+        item_ok = m.item <= 1023 and m.item not in seen
         seen.add(m.item)
+        name = exported_name(file_name, m.name, mmv.flags)
+        if not (m.name and item_ok and pmda_name_ok(name)) or not names.add(name).exported:
+            continue
         indom = PmInDom(None) if is_singular(m.indom) else exported_indom(use, m.indom)
-        out.append(Exported(exported_name(file_name, m.name, mmv.flags),
-                            exported_pmid(use, m.item), indom, m))
+        out.append(Exported(name, exported_pmid(use, m.item), indom, m))
     return out

@@ -45,6 +45,8 @@ SUBSET = {
     "mmv-validator": ["mmv-base-v3", "mmv-magic-v2", "mmv-cluster-v1", "mmv-indom-duplicate-v2",
                       "mmv-toc-bounds-v[13]", "mmv-metric-singular-v1"],
     "mmv-reader": ["mmv-base-v1"],       # not offered: skipped, never passed
+    # libpcp_mmv writes every MMV fixture (IMPL-MMVW-1): every type, labels, SENTINEL, NOPREFIX
+    "mmv-writer": ["mmv-*"],
 }
 
 

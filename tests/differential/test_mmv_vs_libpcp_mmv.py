@@ -1,7 +1,7 @@
 """MMV files written by each referee's libpcp_mmv: the kit reads the same contents back
 and lays the same bytes out again.
 
-``libpcp/mmv_write.py`` runs under the referee's system python and writes one file per case
+``pcpconform/conform/adapters/mmv_write.py`` runs under the referee's system python and writes one file per case
 with the registry API (ctypes on libpcp_mmv.so.1): v1 with short names, v2 with a long
 metric and instance name, v3 with labels of every kind and value type; every value type,
 help text absent, empty and present, indoms. The generation words and the PID differ from
@@ -25,7 +25,7 @@ from pcpconform.mmv import model as mm
 from pcpconform.mmv.writer import mask_label_slack, select_version
 from tests.differential.libpcp.referees import Referee
 
-SCRIPT = Path(__file__).parent / "libpcp" / "mmv_write.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "pcpconform" / "conform" / "adapters" / "mmv_write.py"
 BYTES = 0x10000000  # pmUnits word of "byte" (dimSpace 1)
 USEC = 0x01001000   # dimTime 1, scaleTime 1 (usec)
 

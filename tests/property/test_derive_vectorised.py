@@ -23,29 +23,7 @@ from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES, Profile
 from pcpconform.oracles.derive.vectorised import plan
 from tests.derive_random import expressions, pool_of, schedule_of
-
-_OPS = ["+", "-", "*", "/", "<", "<=", "==", ">=", ">", "!=", "&&", "||"]
-#: literals at the edges of C's conversions (U32 wrap, 2^53, float32 rounding)
-_LITERALS = ["0", "1", "2", "7", "1000", "4294967295", "2147483648", "0.5", "1000.0", "1e308",
-             "16777217", "9007199254740993.0", ".25"]
-
-
-@st.composite
-def _arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
-    """An expression the vectoriser plans for: names, literals, unary minus, instant(), binary
-    operators.
-    Few distinct ``names`` per expression, so that their units agree and it binds."""
-    if depth == 0 or draw(st.integers(0, 3)) == 0:
-        if draw(st.integers(0, 2)):
-            return draw(st.sampled_from(names))
-        return draw(st.sampled_from(_LITERALS))
-    unary = draw(st.integers(0, 7))
-    if unary == 0:
-        return f"(-{draw(_arithmetic(names, depth - 1))})"
-    if unary == 1:
-        return f"instant({draw(_arithmetic(names, depth - 1))})"
-    left, right = draw(_arithmetic(names, depth - 1)), draw(_arithmetic(names, depth - 1))
-    return f"({left} {draw(st.sampled_from(_OPS))} {right})"
+from tests.fast_path_inputs import arithmetic
 
 
 def _bound(texts: list[str], archive: Archive, profile: Profile) -> list[Bound]:
@@ -78,7 +56,7 @@ def test_vectorised_equals_per_fetch(tmp_path_factory: pytest.TempPathFactory,
     assume(pool.numeric)
     profile = PROFILES[data.draw(st.sampled_from(sorted(PROFILES)), label="profile")]
     few = st.lists(st.sampled_from(pool.numeric), min_size=1, max_size=2)
-    texts = [data.draw(_arithmetic(data.draw(few)), label=f"arith {k}") for k in range(10)]
+    texts = [data.draw(arithmetic(data.draw(few)), label=f"arith {k}") for k in range(10)]
     texts += [data.draw(expressions(pool, archive, profile), label=f"expr {k}") for k in range(4)]
     bound = _bound(texts, archive, profile)
     assume(bound)

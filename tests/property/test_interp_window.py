@@ -22,26 +22,11 @@ from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp import window
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.window import WindowReplay, open_replay
+from tests.fast_path_inputs import draw_schedule
 from tests.interp_samples import view
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]:
-    stamps = [r.timestamp.total_nsec() for r in a.results()]
-    lo, hi = min(stamps), max(stamps)
-    span = max(hi - lo, 1)
-    if data.draw(st.booleans(), label="at a record"):
-        at = data.draw(st.sampled_from(stamps), label="record")
-    else:
-        at = lo + data.draw(st.integers(-2 * 10**9, span + 2 * 10**9), label="start offset ns")
-    delta = data.draw(st.integers(1, max(span // 3, 1))
-                      | st.sampled_from([1, 10**6, 10**9, 250_000_000, max(span // 11, 1)]),
-                      label="delta ns")
-    if data.draw(st.integers(0, 4), label="backwards") == 0:
-        delta = -delta
-    return Timestamp.from_nsec(at), delta, data.draw(st.integers(0, 40), label="count")
 
 
 def check(data: st.DataObject, base: Path, rules: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from pcpconform.dump.mmv import dump_mmv_bytes
 from pcpconform.dump.mmv_undump import undump_mmv
 from pcpconform.extra.mmv_strategies import mmv_contents, mmv_files
 from pcpconform.mmv import MmvFile, build_mmv, parse_mmv
-from pcpconform.mmv.model import encode_text, exported_metrics
+from pcpconform.mmv.model import MMV_TYPES, encode_text, exported_metrics
 from pcpconform.mmv.writer import select_version
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True, database=None,
@@ -78,11 +78,9 @@ def test_dump_identity_is_the_models() -> None:
     def check(content: MmvFile) -> None:
         text, _ = dumped(build_mmv(content))
         lines = [json.loads(line) for line in text.splitlines()[1:]]
-        exported = {m["offset"]: m for m in lines if m["kind"] == "metric" and m["pmid"]}
-        firsts = [m for m in exported.values()
-                  if m["item"] not in {x["item"] for x in exported.values() if x["offset"] < m["offset"]}]
-        want = exported_metrics(content, "drawn")
-        assert [(m["pcp_name"], m["pmid"], m["pcp_indom"]) for m in firsts] == [
+        exported = [m for m in lines if m["kind"] == "metric" and m["exported"]]
+        want = [e for e in exported_metrics(content, "drawn") if e.metric.type in MMV_TYPES]
+        assert [(m["pcp_name"], m["pmid"], m["pcp_indom"]) for m in exported] == [
             (escape_bytes(encode_text(e.name)), str(e.pmid),
              None if e.indom.is_null else str(e.indom)) for e in want]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.errors import FormatError, UsageError
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import VOL_STRIDE, ArchiveSet, open_source
@@ -124,7 +125,7 @@ def test_mixed_versions_read_as_version_3(tmp_path: Path) -> None:
     v2 = [r for _, r in Archive(tmp_path / "m1").volume_records()]
     types = {p: d.type for p, d in s.metadata.descs.items()}
     for raw in v2:
-        assert decode_result(v2_result_as_v3(raw), 3, types) == decode_result(raw, 2, types)
+        assert decode_result(v2_result_as_v3(raw), 3, types, PathStats()) == decode_result(raw, 2, types, PathStats())
     assert [vol // VOL_STRIDE for vol, _ in s.volume_records()] == [0, 0, 0, 1, 1, 1, 1]
 
 

@@ -10,10 +10,16 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check import columns as columns_module
+from pcpconform.check import values as values_module
+from pcpconform.check.columns import PATH, Fallback
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES
+from pcpconform.check.shape import LearnedShape, ShapeCheck
+from pcpconform.check.values import ValueChecks, VsetAt
+from pcpconform.fastpath import Declined
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset
+from pcpconform.io.decoded import DecodedValueSet
 from pcpconform.io.reader import Component
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 from tests.bench_modules import bench_module
@@ -61,29 +67,31 @@ def bench(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 def test_columns_taken_for_the_benchmark_shape(bench: Path) -> None:
     report = check_archive(bench)
     assert report.diagnostics == []
-    paths = report.result_paths
-    results = sum(paths.values())
+    declined = report.paths.reasons(PATH)
+    answered = report.paths.answered[PATH]
+    results = answered + sum(declined.values())
     assert results > 60
     # a handful of layouts are learned (with and without the string, its lengths); the rest
     # is checked on columns: a silent fallback would show here
-    assert set(paths) <= {"columns", "new-shape", "structure"}, paths
-    assert paths["columns"] >= 0.8 * results, paths
+    assert set(declined) <= {Fallback.NEW_SHAPE, Fallback.STRUCTURE}, declined
+    assert answered >= 0.8 * results, report.paths
 
 
 def test_shapes_are_bounded(bench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Records too large for the shape budget go the reference path, counted, same report."""
     monkeypatch.setattr(columns_module, "SHAPE_BYTES", 12_000)     # results are ~4 KB
     report = check_archive(bench)
-    assert report.result_paths["too-large"] > 0 and report.result_paths["columns"] == 0
+    assert report.paths.reasons(PATH)[Fallback.TOO_LARGE] > 0 and report.paths.answered[PATH] == 0
     assert _json(bench, True) == _json(bench, False)
     monkeypatch.setattr(columns_module, "SHAPE_BYTES", 40_000)     # a few shapes at a time
     report = check_archive(bench)
-    assert report.result_paths["columns"] > 0 and report.result_paths["new-shape"] > 6
+    assert report.paths.answered[PATH] > 0 and report.paths.reasons(PATH)[Fallback.NEW_SHAPE] > 6
     assert _json(bench, True) == _json(bench, False)
 
 
 def test_reference_path_takes_no_column(bench: Path) -> None:
-    assert check_archive(bench, columns=False).result_paths == {}
+    paths = check_archive(bench, columns=False).paths
+    assert paths.answered[PATH] == 0 and not paths.reasons(PATH)
 
 
 # -- planted defects: each is found by the reference path and the columns alike --------------
@@ -171,10 +179,51 @@ def test_planted_defect_found_on_both_paths(bench: Path, tmp_path: Path, code: s
 
 
 def test_a_column_check_left_out_shows(bench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison is sharp: without the counter comparison the columns miss the drop."""
+    """The comparison is sharp: without the counter rule's column form the columns miss the drop."""
     mutant = _patch(bench, _counter_drop(bench), b"\0" * 8, tmp_path / "mutant")
-    monkeypatch.setattr(columns_module, "_lt", lambda now, was: False)
+    monkeypatch.setattr(values_module.CounterRule, "columns", lambda self, vc, shape: None)
     assert _json(mutant, True) != _json(mutant, False)
+
+
+class _Answer42(values_module.ValueRule):
+    """A rule added in one place: a value of 42 is reported (under a code the test adds)."""
+
+    codes = ("value.test-42",)
+
+    def __init__(self) -> None:
+        self.shapes = 0
+
+    def check(self, vc: ValueChecks, at: VsetAt, vs: DecodedValueSet, stamp: Timestamp) -> bool:
+        if 42 in vs.columns[1]:
+            vc.ctx.add("value.test-42", at.file, "a value of 42", field=at.fld, **at.where)
+        return True
+
+    def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
+        self.shapes += 1
+        readers = [vs.reader() for vs in shape.vsets]
+
+        def no_42(data: bytes, ns: int) -> None:
+            if any(42 in read(data) for read in readers):
+                raise Declined(Fallback.FINDING)
+        return no_42
+
+
+def test_a_rule_added_to_values_runs_on_the_column_path(bench: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule appended to ``VALUE_RULES`` is called by the column engine on every learned
+    shape, and its finding in a record that would take the column path is reported there
+    as on the reference path."""
+    offset, data = _records(bench)[60]
+    _pmid, _n, valfmt, vlist = _vsets(data, _version(bench))[1]       # proc.psinfo.priority
+    assert valfmt == 0
+    mutant = _patch(bench, offset + vlist + 4, struct.pack(">I", 42), tmp_path / "mutant")
+    rule = _Answer42()
+    monkeypatch.setitem(RULES, "value.test-42", RULES["value.nosupport"])
+    monkeypatch.setattr(values_module, "VALUE_RULES", [*values_module.VALUE_RULES, rule])
+    report = check_archive(mutant)
+    assert rule.shapes > 0 and report.paths.answered[PATH] > 0.8 * len(_records(bench))
+    assert [d.record for d in report.diagnostics if d.code == "value.test-42"] == [61]
+    assert _json(mutant, True) == _json(mutant, False)
 
 
 

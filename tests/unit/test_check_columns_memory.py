@@ -15,8 +15,10 @@ import pytest
 from pcpconform.check import frames
 from pcpconform.check.engine import check_archive
 from pcpconform.check.state import VolumeInfo
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmSem, PmType, PmUnits, Timestamp
-from pcpconform.io.bulk import DecodedResult, DecodedValueSet, encode_result
+from pcpconform.io.decoded import DecodedResult, DecodedValueSet
+from pcpconform.io.encode import encode_result
 from pcpconform.io.writer import ArchiveWriter, LabelFields
 
 PMID = (60 << 22) | 1
@@ -66,7 +68,8 @@ def _tiny(base: Path, results: int) -> Path:
     records = []
     for k in range(results):
         vs = DecodedValueSet(PMID, 1, 0, None, ((-1,), (k,)))
-        record = encode_result(3, DecodedResult(Timestamp(t0.sec + k, 0), [vs], None, True), types)
+        record = encode_result(3, DecodedResult(Timestamp(t0.sec + k, 0), [vs], None, True), types,
+                               PathStats())
         assert record is not None
         records.append(record)
     w.put_result_bytes(b"".join(records))
@@ -83,7 +86,7 @@ def _peak(base: Path) -> int:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert report.diagnostics == [] and report.result_paths["columns"] > 0
+    assert report.diagnostics == [] and report.paths.answered["check.columns"] > 0
     return peak
 
 

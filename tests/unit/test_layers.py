@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pcpconform"
 RANKS = {
     "pcpconform.errors": 0,
     "pcpconform.version": 0,
+    "pcpconform.fastpath": 0,
     "pcpconform.format": 1,
     "pcpconform.io": 2,
     "pcpconform.mmv": 2,

@@ -31,6 +31,7 @@ from pcpconform.check.mmv.directory import choose_cluster
 from pcpconform.check.mmv.rules import MMV_TABLE
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.errors import UsageError
+from pcpconform.extra.mmv_strategies import all_leaves
 from pcpconform.mmv import Indom, Instance, Label, Metric, MmvFile, Value, build_mmv
 from pcpconform.mmv.model import (
     LABEL_CLUSTER,
@@ -47,7 +48,8 @@ ERRORS = {code for code, sev, _c, _s in MMV_TABLE if sev == "error"}
 #: error codes no one-file case can carry
 HEADER = 40
 NEEDS_MORE = {"mmv.read": "an unreadable file is no file to ship",
-              "mmv.cluster-collision": "needs two files in one directory"}
+              "mmv.cluster-collision": "needs two files in one directory",
+              "mmv.watch-torn": "needs a live writer", "mmv.watch-counter-regress": "needs a live writer"}
 
 
 def write(tmp: Path, data: bytes, name: str = "f.mmv") -> Path:
@@ -87,7 +89,8 @@ def clean_files(draw: Any) -> MmvFile:
     n = draw(st.integers(max(1, len(indoms)), 6))   # no metrics at all: mmv.toc-empty
     items = draw(st.lists(st.integers(0, 1023), min_size=n, max_size=n, unique=True))
     names = draw(st.lists(st.lists(name_part, min_size=1, max_size=3).map(".".join)
-                          | st.just("long." + "m" * 70), min_size=n, max_size=n, unique=True))
+                          | st.just("long." + "m" * 70), min_size=n, max_size=n, unique=True)
+                 .filter(all_leaves))
     metrics = []
     for k, (item, name) in enumerate(zip(items, names)):
         mtype = draw(st.sampled_from([-1, 0, 1, 2, 3, 4, 5, 6, 9]))

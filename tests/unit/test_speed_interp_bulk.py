@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pcpconform.errors import PcpConformError
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PmType
 from pcpconform.format.values import F32
 from pcpconform.io import bulk
@@ -24,8 +25,8 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp import replay as replay_module
 from pcpconform.oracles.interp import wanted as wanted_module
+from pcpconform.oracles.interp.fast_paths import OneAtATime
 from pcpconform.oracles.interp.replay import NO_NUMPY, WINDOW_SPLIT, Replay
-from tests.interp_replays import OneAtATime
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p.parent / "a" for p in (ROOT / "corpus" / "cases").glob("*/*/a.meta*")
@@ -149,7 +150,7 @@ def test_decode_run_gives_decode_results_values_and_refuses_another_shape(
     assert len(columns) == len(layout.columns)
     for k, raw in enumerate(datas[:2]):
         want = bulk.decode_result(RawRecord(record.file, record.index, record.offset, raw),
-                                  a.version, types)
+                                  a.version, types, PathStats())
         by_pmid = {vs.pmid: vs for vs in want.vsets}
         for col, values in columns:
             vs = by_pmid[col.pmid]

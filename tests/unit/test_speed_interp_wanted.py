@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from pcpconform.errors import FormatError, PcpConformError
+from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult, DecodedValueSet, decode_result, encode_result
+from pcpconform.io.bulk import DecodedResult, DecodedValueSet, decode_result
+from pcpconform.io.encode import encode_result
 from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp.wanted import WantedDecoder
 from tests.bench_modules import bench_module
@@ -47,7 +49,7 @@ def _both(a: Archive, wanted: set[int], selective: bool = True) -> tuple[list[An
         except FormatError as exc:
             got.append(("error", str(exc)))
         try:
-            res = decode_result(record, a.version, types)
+            res = decode_result(record, a.version, types, PathStats())
             want.append(_form(res.timestamp, not res.vsets,
                               [vs for vs in res.vsets if vs.pmid in wanted and vs.numval > 0]))
         except FormatError as exc:
@@ -88,7 +90,8 @@ def test_every_single_byte_damage_gives_what_decode_result_gives(version: int) -
              DecodedValueSet(2, 3, None, None, ((1, 5, 15), (F32(1.5), F32(-2.0), F32(0.25)))),
              DecodedValueSet(3, 2, None, None, ((7, 8), (-1, 3))),
              DecodedValueSet(4, 1, None, None, ((-1,), (0.1,)))]
-    data = encode_result(version, DecodedResult(Timestamp(1_700_000_000, 5000), vsets, None, True), types)
+    data = encode_result(version, DecodedResult(Timestamp(1_700_000_000, 5000), vsets, None, True), types,
+                         PathStats())
     assert data is not None
     for wanted in ({1, 2, 3, 4}, {2}, {1, 4}):
         decoder = WantedDecoder(version, types, wanted)
@@ -104,7 +107,7 @@ def test_every_single_byte_damage_gives_what_decode_result_gives(version: int) -
                 except FormatError as exc:
                     got = ("error", str(exc))
                 try:
-                    res = decode_result(record, version, types)
+                    res = decode_result(record, version, types, PathStats())
                     want: Any = _form(res.timestamp, not res.vsets,
                                       [vs for vs in res.vsets if vs.pmid in wanted and vs.numval > 0])
                 except FormatError as exc:

@@ -1,4 +1,4 @@
-"""rebuild's bulk path (bulk.encode_result) against the schema path: the same bytes or the
+"""rebuild's bulk path (``rebuild.result``: the bulk decoder and encoder) against the schema path: the same bytes or the
 same error on every corpus archive, and taken for every result of the benchmark's shape."""
 
 from __future__ import annotations
@@ -8,13 +8,23 @@ from pathlib import Path
 import pytest
 
 from pcpconform.errors import FormatError, PcpConformError
+from pcpconform.fastpath import Declined, PathStats
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult, decode_result, encode_result
-from pcpconform.io.rebuild import _bulk_built, rebuild_archive
+from pcpconform.io.bulk import DecodedResult, decode_result
+from pcpconform.io.encode import encode_result
+from pcpconform.io.reader import RawRecord
+from pcpconform.io.rebuild import rebuild_archive, rebuild_bulk
 from tests.bench_modules import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(p for p in (ROOT / "corpus" / "cases").glob("*/*") if (p / "case.json").exists())
+
+
+def _bulk_built(record: RawRecord, version: int, types: dict[int, int]) -> bytes | None:
+    try:
+        return rebuild_bulk(record, version, types)
+    except Declined:
+        return None
 
 
 def _base(case: Path) -> Path | None:
@@ -70,15 +80,15 @@ def test_a_wrong_value_is_not_built_back() -> None:
     archive = Archive(ROOT / "corpus" / "cases" / "valid" / _first_plain_valid() / "a")
     types = {p: d.type for p, d in archive.metadata.descs.items()}
     for _, record in archive.volume_records():
-        res = decode_result(record, archive.version, types)
+        res = decode_result(record, archive.version, types, PathStats())
         if not res.canonical or not any(vs.numval > 0 for vs in res.vsets):
             continue
-        assert encode_result(archive.version, res, types) == record.data
+        assert encode_result(archive.version, res, types, PathStats()) == record.data
         vs = next(vs for vs in res.vsets if vs.numval > 0)
         insts, values = vs.columns
         vs._columns = ((insts[0] ^ 1, *insts[1:]), values)      # a planted defect
         changed = DecodedResult(res.timestamp, res.vsets, record, True)
-        assert encode_result(archive.version, changed, types) != record.data
+        assert encode_result(archive.version, changed, types, PathStats()) != record.data
         assert _bulk_built(record, archive.version, types) == record.data
         return
     pytest.fail("no canonical result with values")
@@ -92,7 +102,6 @@ def _first_plain_valid() -> str:
 
 
 def test_damaged_records_are_not_taken_by_the_bulk_path() -> None:
-    from pcpconform.io.reader import RawRecord
     record = RawRecord("x.0", 1, 132, b"\x00\x00\x00\x0c" + b"\x00" * 4 + b"\x00\x00\x00\x0c")
     try:
         assert _bulk_built(record, 3, {}) is None

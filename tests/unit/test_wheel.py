@@ -11,6 +11,7 @@ wheel (asserted below). Every command runs from a directory outside the checkout
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -25,8 +26,9 @@ import pytest
 import pcpconform
 
 ROOT = Path(__file__).resolve().parents[2]
-#: what the wheel is built from (pyproject.toml names README.md as the long description)
-_SOURCES = ("pyproject.toml", "README.md", "pcpconform")
+#: what the wheel is built from (pyproject.toml names README.md as the long description;
+#: setup.py installs corpus/ as pcpconform/corpus)
+_SOURCES = ("pyproject.toml", "setup.py", "README.md", "pcpconform", "corpus")
 
 
 def _run(args: list[str | Path], cwd: Path, *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -83,6 +85,10 @@ def test_wheel_contents(wheel: Path) -> None:
     assert all(n.endswith(".yaml") for n in bundled)
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n or "conftest" in n]
     assert "pcpconform/check/corpus/__main__.py" in names
+    # the conformance corpus, every case of it
+    cases = {n.split("/")[4] for n in names if n.startswith("pcpconform/corpus/cases/") and n.endswith("/case.json")}
+    committed = {p.parent.name for p in (ROOT / "corpus" / "cases").glob("*/*/case.json")}
+    assert cases == committed and "pcpconform/corpus/schema/case.schema.json" in names
     assert wheel.name.startswith(f"pcpconform-{pcpconform.__version__}-")
 
 
@@ -112,3 +118,18 @@ def test_commands_from_the_wheel(installed: Path, outside: Path) -> None:
     _run([installed / "python", "-m", "pcpconform.check.corpus", "corpus"], outside)
     assert (outside / "corpus" / "manifest.json").is_file()
     assert len([p for p in (outside / "corpus").iterdir() if p.is_dir()]) > 10
+
+
+def test_conform_outside_a_checkout(installed: Path, outside: Path) -> None:
+    """The corpus comes with the package: conform runs the kit's own adapter on every case
+    from a directory with no corpus, and says so in its report."""
+    proc = subprocess.run([str(installed / "pcpconform"), "conform", "--impl", "builtin:pcpconform",
+                           "-j", "2", "--format", "json"], cwd=outside, capture_output=True, text=True,
+                          timeout=600, env={k: v for k, v in os.environ.items()
+                                            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["ok"] and report["total"]["pass"] > 400 and report["total"]["skip"] == 0
+    corpus = Path(report["run_info"]["corpus"])
+    assert corpus.resolve().is_relative_to(installed.parent.resolve()), corpus
+    assert set(report["summary"]) >= {"validator", "reader", "writer", "mmv-validator", "mmv-writer"}

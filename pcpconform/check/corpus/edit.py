@@ -15,15 +15,11 @@ from construct import Container, ListContainer
 
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.format.schema import (
+    META_KINDS,
     TYPE_DESC,
-    TYPE_INDOM,
-    TYPE_INDOM_DELTA,
-    TYPE_INDOM_V2,
-    TYPE_LABEL,
-    TYPE_LABEL_V2,
-    TYPE_TEXT,
     block_index,
     block_offset,
+    first_block_offset,
     structs,
 )
 
@@ -161,8 +157,7 @@ class ArchiveEdit:
 
     def find_meta(self, kind: str, ident: int | None = None, nth: int = 0) -> int:
         """Record number of the nth .meta record of a kind (desc, indom, text, label)."""
-        tags = {"desc": (TYPE_DESC,), "indom": (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA),
-                "text": (TYPE_TEXT,), "label": (TYPE_LABEL_V2, TYPE_LABEL)}[kind]
+        tags = META_KINDS[kind]
         hits = []
         for i in range(1, len(self.records("meta")) + 1):
             rec = self.meta(i)
@@ -187,8 +182,7 @@ class ArchiveEdit:
         _, data = self.record(part, i)
         c = self.s.result.parse(data[4:-4])
         blocks: dict[int, Container] = {}
-        at = self.s.result_header_size + sum(8 + (4 + 8 * v.numval if v.numval > 0 else 0)
-                                             for v in c.vset)
+        at = first_block_offset(self.version, (v.numval for v in c.vset))
         for b in c.blocks:
             blocks[at] = b
             at += 4 + len(b.vbuf) + len(b.pad)
@@ -209,8 +203,7 @@ class ArchiveEdit:
         """Lay a result out as libpcp does: blocks in value order after the value sets.
 
         A value that is the *same* Block object as an earlier one shares its block."""
-        at = self.s.result_header_size + sum(8 + (4 + 8 * len(v.values) if v.numval > 0 else 0)
-                                             for v in res.vsets)
+        at = first_block_offset(self.version, (len(v.values) if v.numval > 0 else 0 for v in res.vsets))
         blocks = ListContainer()
         where: dict[int, int] = {}
         out = ListContainer()

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pcpconform.check.mmv.directory import check_mmv_directory
+    from pcpconform.check.mmv.directory import check_mmv_directory, check_mmv_member
     from pcpconform.check.mmv.engine import check_mmv_file
     from pcpconform.check.mmv.magic import is_mmv_file
 
-__all__ = ["is_mmv_file", "check_mmv_file", "check_mmv_directory"]
+__all__ = ["is_mmv_file", "check_mmv_file", "check_mmv_directory", "check_mmv_member"]
 
 
 def __getattr__(name: str) -> Any:
@@ -24,7 +24,7 @@ def __getattr__(name: str) -> Any:
     if name == "check_mmv_file":
         from pcpconform.check.mmv import engine
         return getattr(engine, name)
-    if name == "check_mmv_directory":
+    if name in ("check_mmv_directory", "check_mmv_member"):
         from pcpconform.check.mmv import directory
-        return directory.check_mmv_directory
+        return getattr(directory, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -59,6 +59,7 @@ class MetricFact:
     semantics: int
     dimension: int
     indom: int             # serial as stored (unsigned)
+    candidate: str | None = None  # the name the PMDA inserts (its name and item pass)
 
 
 class SlotBatch(NamedTuple):
@@ -90,6 +91,7 @@ class MmvContext:
         self.name = name            # the file's name in its directory (the PMDA's prefix)
         self.report = report
         self.cluster = cluster      # the PMID cluster the PMDA uses for the file
+        self.requested_cluster = 0  # the header's (0: the PMDA chooses)
         self.version = 0
         self.flags = 0
         self.toc_end = 0            # end of the header and the TOC

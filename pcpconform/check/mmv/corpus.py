@@ -173,7 +173,20 @@ def _truncate(size: int) -> Edit:
 
 
 def _fill_name(data: bytearray, lay: Layout) -> None:
-    data[lay.metric(0):lay.metric(0) + 64] = b"a" * 64
+    """metrics[0]'s name with no NUL: its 64 inline bytes (v1) or its 256-byte slot."""
+    if lay.version == 1:
+        data[lay.metric(0):lay.metric(0) + 64] = b"a" * 64
+    else:
+        (at,) = struct.unpack_from("<Q", data, lay.metric(0))
+        data[at:at + 256] = b"a" * 256
+
+
+def _fill_slot(field: Callable[[Layout], int], fill: bytes) -> Edit:
+    """Fill the 256-byte string slot whose offset is the word at ``field(lay)`` with no NUL."""
+    def edit(data: bytearray, lay: Layout) -> None:
+        (at,) = struct.unpack_from("<Q", data, field(lay))
+        data[at:at + 256] = fill * 256
+    return edit
 
 
 def _fill_label(data: bytearray, lay: Layout) -> None:
@@ -313,14 +326,16 @@ FAULTS: tuple[MmvFault, ...] = (
              ("mmv.indom-unused", "mmv.value-singular-instance"), versions=(1,)),
     MmvFault("instance-negative", "an instance id is -5", _at(lambda lay: lay.instance(2) + 12,
              "<i", -5), (), ("mmv.instance-negative",), versions=(1,)),
-    MmvFault("name-nul", "a metric name fills its 64 bytes with no NUL", _fill_name,
-             ("mmv.name-nul",), versions=(1,)),
+    MmvFault("name-nul", "a metric name fills its field (64 bytes inline, or its 256-byte"
+             " slot) with no NUL", _fill_name, ("mmv.name-nul",)),
     MmvFault("metric-name", "a metric is renamed bad-name", _metric_name("bad-name"),
              ("mmv.metric-name",)),
     MmvFault("metric-name-pmns", "a metric is renamed 9tatus (the PMDA's rule passes it)",
              _metric_name("9tatus"), (), ("mmv.metric-name-pmns",)),
     MmvFault("metric-name-duplicate", "a metric is renamed text, the name of another",
-             _metric_name("text"), (), ("mmv.metric-name-duplicate",)),
+             _metric_name("text"), ("mmv.metric-name-duplicate",)),
+    MmvFault("metric-name-prefix", "a metric is renamed text.all, below the name of another",
+             _metric_name("text.all"), ("mmv.metric-name-prefix",)),
     MmvFault("metric-name-offset", "a metric name offset is 0",
              _at(lambda lay: lay.metric(0), "<Q", 0), ("mmv.metric-name-offset",), versions=(2, 3)),
     MmvFault("metric-item", "an item is 2000", _at(lambda lay: lay.metric_field(0, "item"), "<I",
@@ -363,10 +378,11 @@ FAULTS: tuple[MmvFault, ...] = (
     MmvFault("elapsed-extra", "the ELAPSED value's extra is positive",
              _at(lambda lay: lay.value(2) + 8, "<q", 5000000), (), ("mmv.elapsed-extra",),
              versions=(1,)),
-    MmvFault("string-nul", "a string value fills its slot with no NUL",
-             lambda data, lay: data.__setitem__(
-                 slice(*(lambda at: (at, at + 256))(struct.unpack_from("<q", data, lay.value(1) + 8)[0])),
-                 b"s" * 256), (), ("mmv.string-nul",)),
+    MmvFault("string-value-nul", "a string value fills its slot with no NUL",
+             _fill_slot(lambda lay: lay.value(1) + 8, b"s"), ("mmv.string-value-nul",)),
+    MmvFault("help-nul", "a metric's one-line help fills its slot with no NUL",
+             _fill_slot(lambda lay: lay.metric_field(0, "shorttext"), b"h"), (), ("mmv.string-nul",),
+             versions=(1,)),
     MmvFault("label-nul", "a label payload fills its 244 bytes with no NUL", _fill_label,
              ("mmv.label-nul",), versions=(3,)),
     MmvFault("label-slack", "heap bytes after a label's NUL, as libpcp_mmv leaves them", _slack,
@@ -387,6 +403,10 @@ FAULTS: tuple[MmvFault, ...] = (
 UNCOVERED = {
     "mmv.read": "an unreadable file is no file to ship",
     "mmv.cluster-collision": "needs two files in one directory",
+    "mmv.cluster-shared": "needs two files in one directory",
+    **{f"mmv.watch-{what}": "needs a live writer (check --watch)" for what in (
+        "rewriting", "generation", "torn", "counter-regress", "file-appeared", "file-gone", "process-gone",
+        "metrics-changed", "static")},
     "mmv.toc-version": "a labels section in a version 1 or 2 file is no edit of one field",
 }
 

@@ -52,7 +52,8 @@ def run_check(path: str | os.PathLike[str], max_diagnostics: int | None = None,
                 report.bytes_checked = len(data)
                 ctx = MmvContext(data, str(p), p.name, report, 0)
                 ctx.columns = columns
-                ctx.cluster = cluster if cluster is not None else _own_cluster(data)
+                ctx.requested_cluster = _header_cluster(data)
+                ctx.cluster = cluster if cluster is not None else ctx.requested_cluster or 1
                 _run(ctx)
     except DiagnosticLimit:
         pass
@@ -65,11 +66,10 @@ def run_check(path: str | os.PathLike[str], max_diagnostics: int | None = None,
     return report, ctx
 
 
-def _own_cluster(data: Any) -> int:
+def _header_cluster(data: Any) -> int:
     if len(data) < HEADER_SIZE:
         return 0
-    cluster = int.from_bytes(bytes(data[36:40]), "little", signed=True)
-    return cluster or 1
+    return int.from_bytes(bytes(data[36:40]), "little", signed=True)
 
 
 def _run(ctx: MmvContext) -> None:

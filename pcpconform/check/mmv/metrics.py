@@ -26,22 +26,17 @@ from pcpconform.mmv.model import (
     SEM_INSTANT,
     TYPE_ELAPSED,
     exported_name,
+    pmda_name_ok,
 )
+from pcpconform.mmv.pmns import CONTROL_NAMES, CONTROL_NAMES_PCP7, Placed, Placement, PmdaNamespace
 from pcpconform.mmv.schema import MMV_NAMEMAX, TOC_METRICS
 
-__all__ = ["check_metrics", "pmda_name_ok", "pmns_name_ok"]
+__all__ = ["check_metrics", "pmda_name_ok", "pmns_name_ok", "report_placement"]
 
-#: the PMDA's check of the whole exported name: a letter, then letters, digits, '_' or '.'
-_PMDA_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
 #: the PMNS rule: each dot-separated component starts with a letter
 _PMNS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
 _SEMANTICS = (0, SEM_COUNTER, SEM_INSTANT, SEM_DISCRETE)
 _USEC = PmUnits(dimTime=1, scaleTime=1).to_word()
-
-
-def pmda_name_ok(name: str) -> bool:
-    """verify_metric_name's character rule (isalpha/isalnum in the C locale: ASCII only)."""
-    return _PMDA_NAME.fullmatch(name) is not None
 
 
 def pmns_name_ok(name: str) -> bool:
@@ -60,7 +55,7 @@ def check_metrics(ctx: MmvContext) -> None:
             return
         FALLBACKS[CheckFallback.METRICS] += 1
     items: dict[int, int] = {}
-    names: dict[str, int] = {}
+    names = _FileNames()
     for n in range(sect.fitting(ctx.size)):
         where = sect.offset + s.metric_size * n
         f = f"metrics[{n}]"
@@ -76,9 +71,9 @@ def check_metrics(ctx: MmvContext) -> None:
 
 
 def _metric(ctx: MmvContext, n: int, where: int, name: str | None, m: Any, serials: set[int],
-            items: dict[int, int], names: dict[str, int]) -> MetricFact:
-    """Everything about metrics[n] but its string slots; ``items`` and ``names`` map the
-    items and exported names met so far to their first metric."""
+            items: dict[int, int], names: _FileNames) -> MetricFact:
+    """Everything about metrics[n] but its string slots; ``items`` maps the items met so far
+    to their first metric, ``names`` is the PMDA's namespace of the file so far."""
     f = f"metrics[{n}]"
     exported = None
     if name is not None:
@@ -93,17 +88,46 @@ def _metric(ctx: MmvContext, n: int, where: int, name: str | None, m: Any, seria
                 field=f + ".item")
         exported = None
     items.setdefault(m.item, n)
+    candidate = exported        # the name the PMDA inserts (its name and item pass)
     if exported is not None:
-        if exported in names:
-            ctx.add("mmv.metric-name-duplicate", f"{exported} is also metrics[{names[exported]}]:"
-                    " the PMDA drops this one silently", record=n, offset=where, field=f + ".name")
+        placed = names.add(exported)
+        if not placed.exported:
+            owner = names.owners.get(placed.other or "")
+            report_placement(ctx, placed, exported, n, where,
+                             "the PMDA's own metric" if owner is None else f"metrics[{owner}]")
             exported = None
         else:
-            names[exported] = n
+            names.owners[exported] = n
     fact = MetricFact(n, where, name, exported, m.item, m.type, m.semantics, m.dimension,
-                      m.indom & 0xFFFFFFFF)
+                      m.indom & 0xFFFFFFFF, candidate)
     _check_desc(ctx, fact, serials, f)
     return fact
+
+
+def report_placement(ctx: MmvContext, placed: Placed, name: str, n: int, where: int,
+                     owner: str) -> None:
+    """A name the PMDA does not export (MMV-ID-3): a duplicate, or a leaf/non-leaf conflict
+    with an earlier name, ``placed.other``, which ``owner`` describes ("metrics[3]",
+    "metrics[3] of file a")."""
+    f = f"metrics[{n}].name"
+    if placed.placement is Placement.DUPLICATE:
+        if placed.other in CONTROL_NAMES_PCP7:
+            whose = ("the name of PCP 7's own control metric (PCP 6.0 and 6.3 export this"
+                     " metric)")
+        elif placed.other in CONTROL_NAMES:
+            whose = "the name of the PMDA's own control metric"
+        else:
+            whose = f"the name of {owner}"
+        ctx.add("mmv.metric-name-duplicate", f"{name} is also {whose}: the PMDA does not create"
+                " this metric", record=n, offset=where, field=f)
+    elif placed.placement is Placement.UNDER_LEAF:
+        ctx.add("mmv.metric-name-prefix", f"{name} lies below {placed.other}, the name of"
+                f" {owner}: the PMDA serves its PMID but no name or traversal reaches it",
+                record=n, offset=where, field=f)
+    else:
+        ctx.add("mmv.metric-name-prefix", f"{name} is a non-leaf of the PMNS, above"
+                f" {placed.other} ({owner}): the PMDA serves its PMID with no name",
+                record=n, offset=where, field=f)
 
 
 def _metric_columns(ctx: MmvContext, sect: Section, serials: set[int]) -> bool:
@@ -122,7 +146,7 @@ def _metric_columns(ctx: MmvContext, sect: Section, serials: set[int]) -> bool:
     if names is None or not slots_ok(ctx, helps[helps != 0].tolist()):
         return False
     items: dict[int, int] = {}
-    exported: dict[str, int] = {}
+    exported = _FileNames()
     size = ctx.structs.metric_size
     entries = map(_Entry._make, zip(table["item"].tolist(), table["type"].tolist(),
                                     table["semantics"].tolist(), table["dimension"].tolist(),
@@ -150,6 +174,14 @@ def _metric_columns(ctx: MmvContext, sect: Section, serials: set[int]) -> bool:
     return True
 
 
+class _FileNames(PmdaNamespace):
+    """The namespace of one file checked alone, and the metric that owns each name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.owners: dict[str, int] = {}
+
+
 class _Entry(NamedTuple):
     """The fields of a metric entry _metric reads."""
 
@@ -172,7 +204,7 @@ def _name(ctx: MmvContext, raw: bytes | int, where: int, f: str, n: int) -> str 
                     " PMDA's name runs on into the item)", record=n, offset=where, field=f + ".name")
             return None
         return raw[:end].decode("utf-8", "surrogateescape")
-    return ctx.slot(raw, code="mmv.metric-name-offset", nul_code="mmv.string-nul",
+    return ctx.slot(raw, code="mmv.metric-name-offset", nul_code="mmv.name-nul",
                     fld=f + ".name", record=n, where=where)
 
 

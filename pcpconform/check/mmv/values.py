@@ -98,7 +98,7 @@ def _value(ctx: MmvContext, sect: Section, n: int, seen: dict[tuple[int, int | N
                 " the first)", record=n, offset=where + 16, field=f + ".metric")
     seen.setdefault(key, n)
     if m.type == TYPE_STRING:
-        ctx.slot(v.extra, code="mmv.string-value-offset", nul_code="mmv.string-nul",
+        ctx.slot(v.extra, code="mmv.string-value-offset", nul_code="mmv.string-value-nul",
                  fld=f + ".extra", record=n, where=where + 8)
     elif m.type == TYPE_ELAPSED and v.extra > 0:
         ctx.add("mmv.elapsed-extra", f"extra {v.extra} is positive (an open interval is"

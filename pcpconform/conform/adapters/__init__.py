@@ -52,7 +52,7 @@ def _libpcp(target: LibpcpTarget, where: str) -> BuiltinAdapter:
     return BuiltinAdapter(
         target.name, f"libpcp {target.version_prefix}x ({where}): pmlogcheck as validator, "
         "the PMAPI as reader (pmFetchArchive ...), libpcp_import (pmi) as writer, interp (PM_MODE_INTERP) and "
-        "derive (pmLoadDerivedConfig), mmvdump as MMV validator",
+        "derive (pmLoadDerivedConfig), mmvdump as MMV validator, libpcp_mmv as MMV writer",
         # run as a file, not with -m: importing the package pcpconform.conform would cost each case
         (sys.executable, str(Path(libpcp.__file__)), "--target", target.name),
         target.available)

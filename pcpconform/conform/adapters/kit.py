@@ -11,6 +11,7 @@
     kit derive ARCHIVE_BASE REQUEST.json        descriptors, values, diagnostics (CONF-DERIVE-1)
     kit mmv-validator MMV_FILE                  {"valid": ..., "codes": [...]} (CONF-MMV-1)
     kit mmv-reader MMV_FILE                     the MMV JSON Lines dump (CONF-MMV-2)
+    kit mmv-writer FIXTURE MMV_FILE             writes the MMV fixture's file (CONF-MMVW-1)
     kit --persistent                            JSON Lines requests on stdin (CONF-PERSIST-*)
 
 ``examples/adapters/pcpconform_adapter.py`` is the same thing cut down to a readable
@@ -43,7 +44,7 @@ OPTIONS_ENV = "PCPCONFORM_CHECK_OPTIONS"
 PROTOCOL_VERSION = 1
 CAPABILITIES: dict[str, Any] = {
     "name": "pcpconform", "version": __version__,
-    "suites": ["validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader"],
+    "suites": ["validator", "reader", "writer", "interp", "derive", "mmv-validator", "mmv-reader", "mmv-writer"],
     "archive_versions": [2, 3], "mmv_versions": [1, 2, 3],
     "options": ["decompress_limit"], "rules": ["pcp-6.0", "pcp-6.3"], "profiles": ["pcp-6.0", "pcp-6.3", "pcp-7"],
     "persistent": True,
@@ -96,6 +97,16 @@ def mmv_reader(path: str, out: TextIO) -> int:
         raise Failed(f"mmv-reader: {exc}") from None
     # what the dump cannot read is a line of its own (spec/dump-mmv-jsonl.md, damaged files)
     dump_mmv_bytes(data, Path(path).name, out)
+    return 0
+
+
+def mmv_writer(fixture: str, out: str) -> int:
+    from pcpconform.fixtures.mmv import generate_mmv, load_mmv_fixture
+
+    try:
+        generate_mmv(load_mmv_fixture(fixture), out)
+    except PcpConformError as exc:
+        raise Failed(str(exc)) from None
     return 0
 
 
@@ -166,6 +177,7 @@ def answer(suite: str, args: list[str], out: TextIO, options: dict[str, Any]) ->
         ("derive", 2): lambda: derive(args[0], args[1], out),
         ("mmv-validator", 1): lambda: mmv_validator(args[0], out),
         ("mmv-reader", 1): lambda: mmv_reader(args[0], out),
+        ("mmv-writer", 2): lambda: mmv_writer(args[0], args[1]),
     }
     run = runs.get((suite, len(args)))
     if run is None:

@@ -35,6 +35,8 @@ archive's files are copied into a private directory under ``ROOT/tmp`` and it ru
   of what pmi cannot write are unsupported in the writer suite alone (``writer/TAG``).
 * mmv-validator: mmvdump's exit status (0: valid; IMPL-MMV-1). mmv-reader is not offered:
   the MMV PMDA's view of a file (under dbpmda) is not the dump CONF-MMV-2 asks for.
+* mmv-writer: libpcp_mmv's registry API writes the MMV fixture (``mmv_libpcp.py``, run under
+  that PCP's python through ``mmv_write.py``; IMPL-MMVW-1).
 """
 
 from __future__ import annotations
@@ -120,7 +122,8 @@ class LibpcpTarget:
             proc = subprocess.run(chroot_argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
             for out in map(Path, outputs):
                 for produced in host_dir.iterdir():
-                    if produced.name.startswith(out.name + ".") and produced.is_file():
+                    if (produced.name == out.name or produced.name.startswith(out.name + ".")) \
+                            and produced.is_file():
                         shutil.copyfile(produced, out.parent / produced.name)
             return proc
         finally:
@@ -479,6 +482,7 @@ def _capabilities(target: LibpcpTarget) -> int:
     caps["profiles"] = [PROFILES[target.name]]
     if "writer" in caps.get("suites", []):
         caps["unsupported"] = [f"writer/{tag}" for tag in WRITER_UNSUPPORTED]      # that suite's only
+    caps["suites"] = [*caps.get("suites", []), "mmv-writer"]        # libpcp_mmv, through ctypes
     # archive sets are measured against libpcp by tests/differential/test_sets_*, not here
     caps["unsupported"] = [*caps.get("unsupported", []), "set"]
     # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
@@ -490,7 +494,7 @@ def _capabilities(target: LibpcpTarget) -> int:
 def main(argv: Sequence[str]) -> int:
     usage = ("usage: python pcpconform/conform/adapters/libpcp.py --target NAME "
              "(--capabilities | validator BASE | reader BASE | interp BASE REQUEST | derive BASE REQUEST "
-             "| writer FIXTURE OUT_BASE VERSION | mmv-validator FILE)")
+             "| writer FIXTURE OUT_BASE VERSION | mmv-validator FILE | mmv-writer FIXTURE FILE)")
     if len(argv) < 3 or argv[0] != "--target" or argv[1] not in TARGETS:
         print(usage + f"\n  NAME: {', '.join(TARGETS)}", file=sys.stderr)
         return 2
@@ -510,6 +514,10 @@ def main(argv: Sequence[str]) -> int:
             return _interp(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
         if len(rest) == 4 and rest[0] == "writer" and rest[3] in ("2", "3"):
             return _writer(target, Path(rest[1]).absolute(), Path(rest[2]).absolute(), int(rest[3]))
+        if len(rest) == 3 and rest[0] == "mmv-writer":
+            from pcpconform.conform.adapters import mmv_libpcp
+
+            return _pass_on(mmv_libpcp.write(target, Path(rest[1]).absolute(), Path(rest[2]).absolute()))
         if len(rest) == 3 and rest[0] == "derive":
             return _derive(target, Path(rest[1]).absolute(), Path(rest[2]).absolute())
     except OSError as exc:          # the PCP, its chroot or the archive's directory is not there

@@ -15,6 +15,9 @@ from pcpconform.format.schema.common import Framed
 from pcpconform.format.schema.index import INDEX_ENTRY_SIZE, index_entry
 from pcpconform.format.schema.label import LABEL_SIZE, PM_LOG_MAGIC, PM_LOG_VOL_META, PM_LOG_VOL_TI, label_payload
 from pcpconform.format.schema.meta import (
+    INDOM_TAGS,
+    LABEL_TAGS,
+    META_KINDS,
     META_TYPE_NAMES,
     META_TYPES,
     TYPE_DESC,
@@ -41,6 +44,7 @@ from pcpconform.format.schema.result import (
     block_index,
     block_offset,
     event_array,
+    first_block_offset,
     result_payload,
 )
 
@@ -50,6 +54,7 @@ __all__ = [
     "TYPE_INDOM_V2", "TYPE_LABEL_V2", "TYPE_TEXT", "TYPE_INDOM", "TYPE_INDOM_DELTA",
     "TYPE_LABEL", "PM_EVENT_FLAG_MISSED", "RESULT_HEADER_SIZE", "PmValue", "PmValueSet",
     "PmValueBlock", "PmLabel", "LabelSet", "block_index", "block_offset", "event_array",
+    "first_block_offset", "META_KINDS", "INDOM_TAGS", "LABEL_TAGS",
 ]
 
 SUPPORTED_VERSIONS = (2, 3)

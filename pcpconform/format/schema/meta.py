@@ -34,7 +34,8 @@ from pcpconform.format.schema.common import (
 
 __all__ = [
     "TYPE_DESC", "TYPE_INDOM_V2", "TYPE_LABEL_V2", "TYPE_TEXT", "TYPE_INDOM",
-    "TYPE_INDOM_DELTA", "TYPE_LABEL", "META_TYPES", "META_TYPE_NAMES",
+    "TYPE_INDOM_DELTA", "TYPE_LABEL", "META_TYPES", "META_TYPE_NAMES", "META_KINDS", "INDOM_TAGS",
+    "LABEL_TAGS",
     "desc_payload", "indom_payload", "labelset_payload", "text_payload", "meta_payload",
     "string_table_names", "PmLabel", "LabelSet",
 ]
@@ -50,6 +51,11 @@ TYPE_LABEL = 7
 #: Tags each archive version writes (libpcp loads all seven in either version).
 META_TYPES = {2: (TYPE_DESC, TYPE_INDOM_V2, TYPE_LABEL_V2, TYPE_TEXT),
               3: (TYPE_DESC, TYPE_TEXT, TYPE_INDOM, TYPE_INDOM_DELTA, TYPE_LABEL)}
+#: which tags make each kind of metadata record, in either version
+META_KINDS = {"desc": (TYPE_DESC,), "indom": (TYPE_INDOM_V2, TYPE_INDOM, TYPE_INDOM_DELTA),
+              "text": (TYPE_TEXT,), "label": (TYPE_LABEL_V2, TYPE_LABEL)}
+INDOM_TAGS = META_KINDS["indom"]
+LABEL_TAGS = META_KINDS["label"]
 META_TYPE_NAMES = {TYPE_DESC: "desc", TYPE_INDOM_V2: "indom_v2", TYPE_LABEL_V2: "label_v2",
                    TYPE_TEXT: "text", TYPE_INDOM: "indom", TYPE_INDOM_DELTA: "indom_delta",
                    TYPE_LABEL: "label"}

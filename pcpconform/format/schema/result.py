@@ -10,6 +10,8 @@ therefore reads them as one run to the end of the payload, each with its padding
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from construct import (
     Array,
     Bytes,
@@ -34,7 +36,7 @@ from pcpconform.format.schema.common import (
 
 __all__ = [
     "PmValue", "PmValueSet", "PmValueBlock", "result_payload", "event_array",
-    "PM_EVENT_FLAG_MISSED", "RESULT_HEADER_SIZE", "block_offset", "block_index",
+    "PM_EVENT_FLAG_MISSED", "RESULT_HEADER_SIZE", "block_offset", "block_index", "first_block_offset",
 ]
 
 PM_EVENT_FLAG_MISSED = 0x80000000
@@ -77,6 +79,13 @@ def result_payload(version: int) -> Construct:
         "blocks" / ToEnd(PmValueBlock)
         * "every value block, contiguous, from the end of the value sets to the trailer",
     )
+
+
+def first_block_offset(version: int, numvals: Iterable[int]) -> int:
+    """Byte offset from the record's length word of the first value block: right after the
+    value sets of these numvals (a pmValueSet's pmid and numval, and with values its valfmt
+    and one pmValue each)."""
+    return RESULT_HEADER_SIZE[version] + sum(8 + (4 + 8 * n if n > 0 else 0) for n in numvals)
 
 
 def block_offset(index: int) -> int:

@@ -19,15 +19,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
+from pcpconform.fastpath import Declined, register
 from pcpconform.format.cnum import INTEGER_TYPES, NUMERIC_TYPES
-from pcpconform.format.pmtypes import PM_IN_NULL, PmType
+from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
 from pcpconform.format.values import F32
-from pcpconform.oracles.derive.arithmetic import BOOL, REL
+from pcpconform.io.archive import Archive
+from pcpconform.oracles.derive.arithmetic import BOOL, REL, pairs_key
 from pcpconform.oracles.derive.bind import Bound, BoundNode, promote
+from pcpconform.oracles.derive.profiles import Profile
 from pcpconform.oracles.derive.vector_stats import Reason, VectorStats
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
@@ -107,10 +111,6 @@ class _Column:
     values: np.ndarray            # shape (fetches, len(insts)); dtype of the node's type
 
 
-class _BadValues(Exception):
-    """An operand value numpy cannot hold in its type's dtype."""
-
-
 class Vectoriser:
     """Evaluates the bound metrics whose ``plan`` allows it over pieces of a schedule.
 
@@ -151,8 +151,9 @@ class Vectoriser:
                         continue
                     try:
                         col = self._node(b.root, names, lo, hi)
-                    except _BadValues:
-                        self.stats.fallbacks[Reason.VALUES] += hi - lo
+                    except Declined as declined:     # an operand value outside its dtype
+                        assert isinstance(declined.reason, Reason)
+                        self.stats.fallbacks[declined.reason] += hi - lo
                         continue
                     for q, pairs in zip(live[lo:hi], _pairs(col, b.desc.type)):
                         rows[q] = pairs
@@ -229,8 +230,8 @@ def _array(rows: list[list[Any]], ptype: int, width: int) -> np.ndarray:
             bits = [[v.bits if isinstance(v, F32) else F32(float(v)).bits for v in r] for r in rows]
             return np.array(bits, dtype=np.uint32).reshape(len(rows), width).view(np.float32)
         return np.array(rows, dtype=_DTYPE[ptype]).reshape(len(rows), width)
-    except (OverflowError, TypeError, ValueError) as exc:
-        raise _BadValues(str(exc)) from None
+    except (OverflowError, TypeError, ValueError):
+        raise Declined(Reason.VALUES) from None
 
 
 def _negate(values: np.ndarray, ptype: int, rtype: int) -> np.ndarray:
@@ -316,3 +317,19 @@ def _pairs(col: _Column, ptype: int) -> list[list[tuple[Any, Any]]]:
         return [list(zip(col.insts, map(from_bits, row))) for row in bits]
     values = col.values.astype(_DTYPE[ptype]).tolist()
     return [list(zip(col.insts, row)) for row in values]
+
+
+def _evaluated_samples(vectorise: bool, archive: Archive, bound: Sequence[Bound], profile: Profile,
+                       emulate: frozenset[str], unwritten: int | None, start: Timestamp, step: int,
+                       count: int) -> list[Any]:
+    """Every derived sample of a schedule, as comparable values."""
+    from pcpconform.oracles.derive.evaluate import Evaluator
+
+    ev = Evaluator(archive, bound, profile, emulate=emulate, unwritten=unwritten, vectorise=vectorise)
+    return [(ds.time, ds.eol, {n: pairs_key(v) for n, v in ds.values.items()}, ds.errors,
+             ds.deviations, ds.unknown) for ds in ev.schedule(start, step, count)]
+
+
+#: metric-fetches evaluated a run at a time against the per-fetch evaluator
+VECTORISED = register("derive.vectorised", reference=partial(_evaluated_samples, False),
+                      fast=partial(_evaluated_samples, True), reasons=Reason, inputs="derive-schedule")

@@ -9,6 +9,7 @@ this module; neither imports the other at module level, and ``vectorised`` never
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import gc
 from array import array
@@ -18,12 +19,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
+from pcpconform.fastpath import Declined
 from pcpconform.format.cnum import c_int, c_uint, f32, long_double_seconds, round_bits, wrap
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "EDGE", "CALIPER", "NoValue", "Sample", "Series",
-           "F32Column", "FetchState", "ScheduleStats", "VectorisedFallback", "ReplayView", "Lifetimes",
+           "F32Column", "FetchState", "ScheduleStats", "VectorisedFallback", "ScheduleReason", "ReplayView",
+           "Lifetimes",
            "counter_value", "sub_parts", "sub_parts_exact", "timestamp_sub", "gc_paused"]
 
 RULE_SETS = ("pcp-6.0", "pcp-6.3")
@@ -160,13 +163,16 @@ class FetchState:
         return FetchState(self.prev_time, self.before, self.positioned, dict(self.prev_had))
 
 
-class VectorisedFallback(Exception):
-    """The vectorised path declines a whole schedule it cannot compute exactly; the
-    reference path computes it instead. Any other exception is a bug and propagates."""
+#: the vectorised path declines a whole schedule it cannot compute exactly (fastpath's one
+#: ``Declined``, with a ``ScheduleReason``); the reference path computes it instead. Any
+#: other exception is a bug and propagates.
+VectorisedFallback = Declined
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+
+class ScheduleReason(enum.StrEnum):
+    """Why a whole schedule is computed by the reference path (``interp.schedule``)."""
+
+    MARKS_OUT_OF_ORDER = "marks out of order"
 
 
 @dataclass
@@ -176,10 +182,10 @@ class ScheduleStats:
 
     vectorised: int = 0                   # schedules the vectorised path computed
     reference: int = 0                    # schedules the per-fetch path computed
-    fallbacks: Counter[str] = field(default_factory=Counter)
+    fallbacks: Counter[str | enum.Enum] = field(default_factory=Counter)
     series_fallbacks: Counter[str] = field(default_factory=Counter)
     windowed: int = 0                     # schedule pieces computed over a window of records
-    window_fallbacks: Counter[str] = field(default_factory=Counter)   # window -> full replay
+    window_fallbacks: Counter[str | enum.Enum] = field(default_factory=Counter)   # window -> full replay
     bulk_records: int = 0                 # records the pass decoded a run at a time (numpy)
     record_fallbacks: Counter[str] = field(default_factory=Counter)   # records one at a time
 

@@ -40,6 +40,7 @@ from pcpconform.oracles.interp.model import (
     NoValue,
     ReplayView,
     Sample,
+    ScheduleReason,
     VectorisedFallback,
 )
 
@@ -50,7 +51,7 @@ TIMES_OUT_OF_ORDER = "times out of order"
 VALUES_INEXACT = "values not exact in double"
 RESULT_INEXACT = "result not provably exact"
 SERIES_REASONS = (TIMES_OUT_OF_ORDER, VALUES_INEXACT, RESULT_INEXACT)
-MARKS_OUT_OF_ORDER = "marks out of order"
+MARKS_OUT_OF_ORDER = ScheduleReason.MARKS_OUT_OF_ORDER
 
 _EXACT_INT = 1 << 52            # integer counter values within this stay exact in doubles
 _NOT_ALIVE, _NO_PRIOR, _MARK, _NO_NEXT = 1, 2, 3, 4

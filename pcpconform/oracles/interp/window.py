@@ -22,10 +22,12 @@ exact, and what the rest depends on is the fetch state and the observations.
 from __future__ import annotations
 
 import bisect
+import enum
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pcpconform.fastpath import Declined
 from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.format.schema.result import RESULT_HEADER_SIZE
 from pcpconform.io.archive import Archive
@@ -34,7 +36,7 @@ from pcpconform.oracles.interp.model import Sample, Series, gc_paused
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.wanted import Record, wanted_records
 
-__all__ = ["WindowReplay", "WindowDeclined", "open_replay", "WINDOW_MIN_BYTES", "READ_AHEAD",
+__all__ = ["WindowReplay", "WindowDeclined", "WindowReason", "open_replay", "WINDOW_MIN_BYTES", "READ_AHEAD",
            "WINDOW_REASONS"]
 
 #: archives (data volumes) smaller than this are replayed whole: the window only pays
@@ -44,22 +46,30 @@ WINDOW_MIN_BYTES = 64 * 10**6
 READ_AHEAD = 4_000_000          # buffered values beyond which the window gives up
 _GRID = 256                     # records a schedule piece spans at most (roughly)
 
-UNORDERED = "record times out of order"
-IRREGULAR = "irregular record header"
-BACKWARDS = "schedule backwards"
-REWOUND = "schedule went back"
-FAR_NEXT = "next observation too far ahead"
+
+
+class WindowReason(enum.StrEnum):
+    """Why a whole Replay computes what the window would (``interp.window``)."""
+
+    UNORDERED = "record times out of order"
+    IRREGULAR = "irregular record header"
+    BACKWARDS = "schedule backwards"
+    REWOUND = "schedule went back"
+    FAR_NEXT = "next observation too far ahead"
+    EMULATED = "emulated deviation"
+
+
+UNORDERED, IRREGULAR, BACKWARDS, REWOUND, FAR_NEXT = (
+    WindowReason.UNORDERED, WindowReason.IRREGULAR, WindowReason.BACKWARDS, WindowReason.REWOUND,
+    WindowReason.FAR_NEXT)
 WINDOW_REASONS = (UNORDERED, IRREGULAR, BACKWARDS, REWOUND, FAR_NEXT)
 
 _NULL_INST = (PM_IN_NULL,)
 
 
-class WindowDeclined(Exception):
-    """The window cannot replay this archive exactly; a whole Replay must."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+#: the window cannot replay this archive exactly, a whole Replay must (fastpath's one
+#: ``Declined``, with a ``WindowReason``)
+WindowDeclined = Declined
 
 
 class _Pending:
@@ -77,7 +87,7 @@ class WindowReplay(Replay):
 
     def _read(self, archive: Archive) -> None:
         if self.emulate:
-            raise WindowDeclined("emulated deviation")
+            raise WindowDeclined(WindowReason.EMULATED)
         self._prescan(archive)
         self._results: Iterator[Record] = wanted_records(archive, self.descs, self.seeked_from,
                                                          self.decoder)
@@ -232,7 +242,7 @@ class WindowReplay(Replay):
         return {pmid for pmid, desc in self.descs.items() if desc.indom.is_null}
 
     # -- scheduling ---------------------------------------------------------------------
-    def _fall_back(self, reason: str) -> Replay:
+    def _fall_back(self, reason: enum.Enum) -> Replay:
         self.stats.window_fallbacks[reason] += 1
         whole = Replay(self.archive, list(self.descs), rules=self.rules, from_time=self.from_time)
         whole.instances = {pmid: list(insts) for pmid, insts in self.instances.items()}
@@ -304,6 +314,6 @@ def open_replay(archive: Archive, pmids: list[int], *, rules: str, emulate: Iter
     return replay
 
 
-def window_counts(replay: Replay) -> Counter[str]:
+def window_counts(replay: Replay) -> Counter[str | enum.Enum]:
     """How the window went: pieces computed over it, and fallbacks by reason."""
     return Counter({"windowed": replay.stats.windowed, **replay.stats.window_fallbacks})

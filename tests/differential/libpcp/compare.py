@@ -18,7 +18,7 @@ from typing import Any
 from pcpconform.format.pmtypes import LabelType, PmID, PmInDom, PmType, TextType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult
+from pcpconform.io.decoded import DecodedResult
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.referees import Referee
 

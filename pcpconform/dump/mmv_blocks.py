@@ -1,0 +1,413 @@
+"""The large sections of an MMV dump made by columns: values, string slots, instances.
+
+A file at the PMDA's limits holds tens of thousands of values and string slots; made one
+dict at a time and encoded by ``json``, their lines cost microseconds each. Here a section's
+rows are read as arrays and every line is formatted from columns with C-level string
+operations into a :class:`Block` of consecutive lines, for the JSON Lines dump and for the
+text listing alike. A row the columns cannot make exactly as the per-entry walk of
+``mmv_jsonl`` makes it (a pointer that names no entry, a slot with no NUL or with bytes after
+its NUL, a positive ELAPSED extra, an unknown type) is left to that walk, which makes it and
+its problem lines; every such row is counted in :data:`ROW_FALLBACKS`. The two paths give
+the same lines (tests/property/test_mmv_dump_blocks.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
+from json.encoder import encode_basestring_ascii
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.mmv.model import (
+    FLAG_SENTINEL,
+    MMV_TYPES,
+    TYPE_DOUBLE,
+    TYPE_ELAPSED,
+    TYPE_FLOAT,
+    TYPE_I32,
+    TYPE_I64,
+    TYPE_NOSUPPORT,
+    TYPE_STRING,
+    TYPE_U32,
+    TYPE_U64,
+    is_singular,
+)
+from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
+
+if TYPE_CHECKING:
+    from pcpconform.dump.mmv_fields import MetricAt
+
+__all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
+           "slot_text", "blocks_and_rows"]
+
+#: rows of a section left to the per-entry walk, by section
+ROW_FALLBACKS: Counter[str] = Counter()
+
+_VALUE = np.dtype([("atom", "V8"), ("extra", "<i8"), ("metric", "<u8"), ("instance", "<u8")])
+_INT_VIEWS = {TYPE_I32: "<i4", TYPE_U32: "<u4", TYPE_I64: "<i8", TYPE_U64: "<u8",
+              TYPE_ELAPSED: "<i8"}
+_PLAIN_OR_NUL = bytes(b for b in range(0x20, 0x7F) if b != 0x5C) + b"\0"
+_TOKENS = {TYPE_NOSUPPORT: "nosupport", TYPE_I32: "32", TYPE_U32: "u32", TYPE_I64: "64",
+           TYPE_U64: "u64", TYPE_FLOAT: "float", TYPE_DOUBLE: "double", TYPE_STRING: "string",
+           TYPE_ELAPSED: "elapsed"}
+
+
+def _js(text: str | None) -> str:
+    """A JSON string (or null) as the dump's encoder writes it (the text is already ASCII)."""
+    return "null" if text is None else encode_basestring_ascii(text)
+
+
+def escape_all(texts: Sequence[bytes]) -> list[str]:
+    """escape_bytes of each text; texts with nothing to escape (the common case) in one go."""
+    blob = b"\0".join(texts)
+    if not blob.translate(None, _PLAIN_OR_NUL):
+        return blob.decode("ascii").split("\0") if texts else []
+    return list(map(escape_bytes, texts))
+
+
+def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
+    """The text the PMDA serves from the slot at offset (None: no slot in the file), and
+    whether the slot has no NUL."""
+    if offset < HEADER_SIZE or offset + STRING_SIZE > len(data):
+        return None, False
+    end = data.find(b"\0", offset, offset + STRING_SIZE)
+    if end < 0:
+        return data[offset:offset + STRING_SIZE - 1], True
+    return data[offset:end], False
+
+
+class Block:
+    """Consecutive lines of one section, made by columns: as JSON Lines, as the text
+    listing's lines, or as the dicts the walk makes (decoded from the JSON). ``jsonl`` and
+    ``text`` give chunks of lines joined by newlines, without a final one."""
+
+    def __init__(self, kind: str, count: int, jsonl: Callable[[], list[str]],
+                 text: Callable[[], list[str]]) -> None:
+        self.kind = kind
+        self.count = count
+        self._jsonl, self._text = jsonl, text
+
+    def jsonl(self) -> list[str]:
+        return self._jsonl()
+
+    def text(self) -> list[str]:
+        return self._text()
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        for chunk in self._jsonl():
+            for line in chunk.split("\n"):
+                yield json.loads(line)
+
+
+def _runs(clean: Sequence[bool]) -> Iterator[tuple[int, int, bool]]:
+    """(start, stop, clean) of the maximal runs of equal flags."""
+    if not len(clean):
+        return
+    flags = np.asarray(clean, bool)
+    cuts = (np.nonzero(flags[1:] != flags[:-1])[0] + 1).tolist()
+    for start, stop in zip([0, *cuts], [*cuts, len(flags)]):
+        yield start, stop, bool(flags[start])
+
+
+def _interleaved(pieces: Sequence[str | Sequence[str]], rows: int) -> str:
+    """Lines made of ``pieces``, each a text every line shares or a column of one text per
+    line, joined by newlines: one join over every piece (cheaper than a format per line)."""
+    width = len(pieces)
+    parts: list[str] = [""] * (width * rows)
+    for k, piece in enumerate(pieces):
+        parts[k::width] = [piece] * rows if isinstance(piece, str) else piece
+    last = pieces[-1]
+    assert isinstance(last, str) and last.endswith("\n"), "each line ends with a newline"
+    if rows:
+        parts[-1] = last[:-1]           # the last line's newline is the writer's
+    return "".join(parts)
+
+
+# -- values -----------------------------------------------------------------------------
+def _c_float(real: float) -> str:
+    if math.isnan(real):
+        return "-nan" if math.copysign(1.0, real) < 0 else "nan"
+    return f"{real:f}"
+
+
+#: the tagged value of DUMP-MMV-TYPED around the value's text, by type (else an integer's)
+_VALUE_PARTS = {TYPE_FLOAT: ('{"type":"float","value":"0x', '"}'),
+                TYPE_DOUBLE: ('{"type":"double","value":"0x', '"}'),
+                TYPE_STRING: ('{"type":"string","value":', "}"), TYPE_NOSUPPORT: ("null", "")}
+
+
+class _Values:
+    """The values section as columns; lines are made a run of one metric at a time, from a
+    format that holds what the run shares (its metric, type and instance domain)."""
+
+    def __init__(self, data: bytes, base: int, count: int, flags: int,
+                 metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]) -> None:
+        self.data, self.base, self.count = data, base, count
+        self.sentinel = bool(flags & FLAG_SENTINEL)
+        table = np.frombuffer(data, _VALUE, count, base if count else 0)
+        self.moff, self.ioff, self.extra = table["metric"], table["instance"], table["extra"]
+        self.atoms = np.frombuffer(data, np.uint8, count * VALUE_SIZE, base if count else 0
+                                   ).reshape(count, VALUE_SIZE)[:, :8]
+        offsets = sorted(metric_at)
+        self.metrics = [metric_at[o] for o in offsets]
+        if offsets and count:
+            keys = np.array(offsets, np.uint64)
+            self.pos = np.searchsorted(keys, self.moff).clip(0, len(keys) - 1)
+            known = keys[self.pos] == self.moff
+        else:
+            self.pos = np.zeros(count, np.intp)
+            known = np.zeros(count, bool)
+        types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
+        singular = np.array([is_singular(m.indom) for m in self.metrics] or [True])[self.pos]
+        instances = np.array(sorted(inst_at), np.uint64)
+        has_instance = np.isin(self.ioff, instances) if len(instances) else np.zeros(count, bool)
+        clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
+                 & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
+        self.strings: dict[int, bytes] = {}
+        for n in np.nonzero(clean & (types == TYPE_STRING))[0].tolist():
+            text, unterminated = slot_text(data, int(self.extra[n]))
+            if text is None or unterminated:
+                clean[n] = False
+            else:
+                self.strings[n] = text
+        self.clean: list[bool] = clean.tolist()
+        self.inst_at = inst_at
+        self._hex: list[str] | None = None
+        self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
+        self._columns: dict[str, Any] | None = None
+
+    def hexes(self) -> list[str]:
+        if self._hex is None:
+            self._hex = np.ascontiguousarray(self.atoms).tobytes().hex(" ", 8).split(" ") \
+                if self.count else []
+        return self._hex
+
+    def instances(self) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+        """By instance offset: the id and the name as JSON, and the listing's part."""
+        if self._inst is None:
+            ids = {at: str(i) for at, (i, _) in self.inst_at.items()}
+            names = {at: _js(n) for at, (_, n) in self.inst_at.items()}
+            texts = {at: f'[{i} or "{n or "?"}"]' for at, (i, n) in self.inst_at.items()}
+            self._inst = ids, names, texts
+        return self._inst
+
+    def runs(self, lo: int, hi: int) -> Iterator[tuple[int, int, MetricAt]]:
+        """The rows lo..hi cut where the metric changes."""
+        cuts = (np.nonzero(np.diff(self.pos[lo:hi]))[0] + 1 + lo).tolist()
+        for a, b in zip([lo, *cuts], [*cuts, hi]):
+            yield a, b, self.metrics[int(self.pos[a])]
+
+    def columns(self) -> dict[str, Any]:
+        """Every clean row's value (the text inside its tagged value, and the listing's
+        ``= ...``), its sentinel member, and the texts of its offsets; made once, by type."""
+        if self._columns is not None:
+            return self._columns
+        count = self.count
+        inner: list[str] = [""] * count
+        shown: list[str] = [""] * count
+        empty: list[bool] = [False] * count
+        types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
+        clean = np.array(self.clean, bool)
+        for mtype in set(np.unique(types[clean]).tolist()):
+            rows = np.nonzero(clean & (types == mtype))[0]
+            self._typed(int(mtype), rows, inner, shown, empty)
+        if self.sentinel:
+            shown = [" = (no value: sentinel)" if e else t for e, t in zip(empty, shown)]
+        texts = self.instances()[2]
+        ioffs = self.ioff.tolist()
+        self._columns = {
+            "inner": inner, "shown": shown,
+            "sentinel": [',"sentinel":true' if e else "" for e in empty] if self.sentinel else None,
+            "offset": list(map(str, range(self.base, self.base + VALUE_SIZE * count, VALUE_SIZE))),
+            "ioff": ioffs, "inst_text": list(map(texts.get, ioffs, repeat(""))),
+        }
+        return self._columns
+
+    def _typed(self, mtype: int, rows: Any, inner: list[str], shown: list[str],
+               empty: list[bool]) -> None:
+        where = rows.tolist()
+        if mtype in _INT_VIEWS:
+            texts = list(map(str, self.atoms[rows].copy().view(_INT_VIEWS[mtype])[:, 0].tolist()))
+            if mtype == TYPE_ELAPSED:
+                shows = [f" = {t} (value={t}/extra={e})" for t, e in zip(texts, self.extra[rows].tolist())]
+            else:
+                shows = list(map(" = ".__add__, texts))
+            blanks = (self.atoms[rows] == 0xFF).all(axis=1).tolist() if self.sentinel else None
+        elif mtype in (TYPE_FLOAT, TYPE_DOUBLE):
+            width = 4 if mtype == TYPE_FLOAT else 8
+            raw = self.atoms[rows][:, :width]
+            numbers = raw.copy().view("<f4" if width == 4 else "<f8")[:, 0]
+            texts = raw[:, ::-1].tobytes().hex(" ", width).split(" ")
+            shows = list(map(" = {:f}".format, numbers.tolist()))
+            nans = np.isnan(numbers)
+            for k in np.nonzero(nans)[0].tolist():      # printf keeps a NaN's sign
+                shows[k] = " = " + _c_float(float(numbers[k]))
+            blanks = nans.tolist() if self.sentinel else None
+        elif mtype == TYPE_STRING:
+            escaped = escape_all([self.strings[n] for n in where])
+            texts = list(map(_js, escaped))
+            shows = [f' = "{t}"' for t in escaped]
+            blanks = [not self.strings[n] for n in where] if self.sentinel else None
+        else:                                          # NOSUPPORT: no value
+            texts = [""] * len(where)
+            shows = [f" Unknown type {_TOKENS[mtype]}"] * len(where)
+            blanks = None
+        for k, n in enumerate(where):
+            inner[n], shown[n] = texts[k], shows[k]
+        if blanks is not None:
+            for k, n in enumerate(where):
+                empty[n] = blanks[k]
+
+    def jsonl(self, lo: int, hi: int) -> list[str]:
+        out: list[str] = []
+        hexes = self.hexes()
+        ids, names, _ = self.instances()
+        c = self.columns()
+        for a, b, m in self.runs(lo, hi):
+            ioffs = c["ioff"][a:b]
+            extras = list(map(str, self.extra[a:b].tolist()))
+            singular = is_singular(m.indom)
+            tok = _TOKENS[m.type]
+            head, tail = _VALUE_PARTS.get(m.type, ('{"type":"' + tok + '","value":"', '"}'))
+            pieces: list[str | Sequence[str]] = [
+                '{"kind":"value","index":', list(map(str, range(a, b))), ',"offset":', c["offset"][a:b],
+                f',"metric_offset":{int(self.moff[a])},"instance_offset":', list(map(str, ioffs)),
+                ',"atom":"', hexes[a:b], '","extra":"', extras, '",' + m.json_part + ',"instance":',
+                "null" if singular else list(map(ids.__getitem__, ioffs)), ',"instance_name":',
+                "null" if singular else list(map(names.__getitem__, ioffs))]
+            if m.type == TYPE_STRING:
+                pieces += [',"string_offset":', extras]
+            pieces += [f',"type":"{tok}","value":{head}', c["inner"][a:b], tail]
+            if c["sentinel"] is not None:
+                pieces.append(c["sentinel"][a:b])
+            pieces.append("}\n")
+            out.append(_interleaved(pieces, b - a))
+        return out
+
+    def text(self, lo: int, hi: int) -> list[str]:
+        out: list[str] = []
+        c = self.columns()
+        for a, b, m in self.runs(lo, hi):
+            pieces: list[str | Sequence[str]] = [f"  [{m.item}/", c["offset"][a:b], f"] {m.text_name}"]
+            if not is_singular(m.indom):
+                pieces.append(c["inst_text"][a:b])
+            pieces += [c["shown"][a:b], "\n"]
+            out.append(_interleaved(pieces, b - a))
+        return out
+
+
+def value_rows(data: bytes, base: int, count: int, flags: int,
+               metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]
+               ) -> tuple[list[bool], Callable[[int, int], Block]]:
+    """Which rows of the values section the columns make, and a maker of the block of rows
+    lo..hi (all of them clean)."""
+    values = _Values(data, base, count, flags, metric_at, inst_at)
+    ROW_FALLBACKS["values"] += values.clean.count(False)
+
+    def block(lo: int, hi: int) -> Block:
+        return Block("value", hi - lo, lambda: values.jsonl(lo, hi), lambda: values.text(lo, hi))
+    return values.clean, block
+
+
+# -- string slots -----------------------------------------------------------------------
+def string_rows(data: bytes, base: int, count: int
+                ) -> tuple[list[bool], Callable[[int, int], Block]]:
+    """The strings section: a slot is clean when it has a NUL and only zeros after it."""
+    starts = range(base, base + STRING_SIZE * count, STRING_SIZE)
+    ends = list(map(data.find, repeat(b"\0"), starts, [s + STRING_SIZE for s in starts]))
+    clean = [e >= 0 and data.count(b"\0", e, s + STRING_SIZE) == s + STRING_SIZE - e
+             for s, e in zip(starts, ends)]
+    ROW_FALLBACKS["strings"] += clean.count(False)
+
+    def block(lo: int, hi: int) -> Block:
+        texts = escape_all(list(map(data.__getitem__, map(slice, starts[lo:hi], ends[lo:hi]))))
+        at = list(map(str, starts[lo:hi]))
+
+        def jsonl() -> list[str]:
+            return [_interleaved(['{"kind":"string","index":', list(map(str, range(lo, hi))),
+                                  ',"offset":', at, ',"text":', list(map(_js, texts)), "}\n"], hi - lo)]
+
+        def text() -> list[str]:
+            return [_interleaved(["  [", list(map(str, range(lo + 1, hi + 1))), "/", at, "] ", texts,
+                                  "\n"], hi - lo)]
+        return Block("string", hi - lo, jsonl, text)
+
+    return clean, block
+
+
+# -- instances --------------------------------------------------------------------------
+_INSTANCE = {1: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i4"), ("external", "V64")]),
+             2: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i4"), ("external", "<u8")])}
+
+
+def instance_table(data: bytes, version: int, base: int, count: int
+                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]]]:
+    """Each instance entry's indom offset, padding, internal id, name offset (v2/v3; 0 in
+    v1) and (name bytes, no NUL, bytes after the NUL) as the walk reads them."""
+    table = np.frombuffer(data, _INSTANCE[1 if version == 1 else 2], count, base if count else 0)
+    names: list[tuple[bytes | None, bool, bool]] = []
+    if version == 1:
+        for raw in map(bytes, table["external"].tolist()):
+            inline, nul, rest = raw.partition(b"\0")
+            names.append((inline, not nul, bool(rest.strip(b"\0"))))
+        offsets = [0] * count
+    else:
+        offsets = table["external"].tolist()
+        for at in offsets:
+            text, unterminated = slot_text(data, at)
+            names.append((text, unterminated, False))
+    return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
+            offsets, names)
+
+
+def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
+                  pcp_indom: Callable[[int], str | None]
+                  ) -> tuple[list[bool], Callable[[int, int], Block]]:
+    indoms, paddings, internals, offsets, names = instance_table(data, version, base, count)
+    serials = list(map(indom_at.get, indoms))
+    clean = [s is not None and t is not None and not bad and not odd
+             for s, (t, bad, odd) in zip(serials, names)]
+    ROW_FALLBACKS["instances"] += clean.count(False)
+    size = 80 if version == 1 else 24
+
+    def block(lo: int, hi: int) -> Block:
+        texts = escape_all([names[n][0] or b"" for n in range(lo, hi)])
+
+        at = list(map(str, range(base + size * lo, base + size * hi, size)))
+        ids = list(map(str, internals[lo:hi]))
+        owner = list(map(str, serials[lo:hi]))
+
+        def jsonl() -> list[str]:
+            named: list[str | Sequence[str]] = [',"name":', list(map(_js, texts))]
+            if version != 1:
+                named = [',"name_offset":', list(map(str, offsets[lo:hi]))] + named
+            pcp = {s: _js(pcp_indom(s)) for s in set(serials[lo:hi]) if s is not None}
+            return [_interleaved(['{"kind":"instance","index":', list(map(str, range(lo, hi))),
+                                  ',"offset":', at, ',"indom_offset":', list(map(str, indoms[lo:hi])),
+                                  ',"padding":', list(map(str, paddings[lo:hi])), ',"internal":', ids,
+                                  *named, ',"serial":', owner, ',"pcp_indom":',
+                                  [pcp.get(s or 0, "null") for s in serials[lo:hi]], "}\n"], hi - lo)]
+
+        def text() -> list[str]:
+            return [_interleaved(["  [", owner, "/", at, "] instance = [", ids, ' or "', texts, '"]\n'],
+                                 hi - lo)]
+        return Block("instance", hi - lo, jsonl, text)
+
+    return clean, block
+
+
+def blocks_and_rows(clean: Sequence[bool], block: Callable[[int, int], Block]
+                    ) -> Iterator[Block | int]:
+    """The section in order: a Block for each clean run, the index of each other row."""
+    for lo, hi, ok in _runs(clean):
+        if ok:
+            yield block(lo, hi)
+        else:
+            yield from range(lo, hi)
+

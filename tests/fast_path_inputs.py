@@ -1,0 +1,369 @@
+"""The families of inputs the registered fast paths take (``FastPath.inputs``), as draws.
+
+tests/property/test_fast_paths.py draws the arguments of each registered (reference, fast)
+pair from its family here: records, volumes and archives from seed archives (generated,
+from the corpus, and the benchmark's uniform shape), their mutants (the fuzzer's
+mutators, and words overwritten with edge values), random decoded results and value
+columns, derived-metric schedules and replay schedules over drawn fixtures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from pcpconform.errors import DeriveSemanticError, DeriveSyntaxError, PcpConformError, UnitsError
+from pcpconform.extra.strategies import fixtures
+from pcpconform.fastpath import PathStats
+from pcpconform.fixtures.fixture import load_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.format.pmtypes import PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.values import F32
+from pcpconform.fuzz.archive_edit import read_archive
+from pcpconform.fuzz.mutators import mutate_archive
+from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.decoded import DecodedResult, DecodedValueSet
+from pcpconform.io.reader import Component, RawRecord
+from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+from pcpconform.oracles.derive.bind import Bound, bind
+from pcpconform.oracles.derive.evaluate import EMULATABLE
+from pcpconform.oracles.derive.parser import parse
+from pcpconform.oracles.derive.profiles import PROFILES
+from tests.bench_modules import bench_module
+from tests.derive_random import expressions, pool_of, schedule_of
+
+__all__ = ["Families", "arithmetic", "draw_schedule"]
+
+ROOT = Path(__file__).resolve().parents[1]
+Files = dict[str, bytes]
+Draw = Callable[[st.DataObject], tuple[Any, ...]]
+
+_TYPES = [PmType.I32, PmType.U32, PmType.I64, PmType.U64, PmType.FLOAT, PmType.DOUBLE,
+          PmType.STRING, PmType.AGGREGATE]
+_OPS = ["+", "-", "*", "/", "<", "<=", "==", ">=", ">", "!=", "&&", "||"]
+#: literals at the edges of C's conversions (U32 wrap, 2^53, float32 rounding)
+_LITERALS = ["0", "1", "2", "7", "1000", "4294967295", "2147483648", "0.5", "1000.0", "1e308",
+             "16777217", "9007199254740993.0", ".25"]
+_doubles = st.integers(0, 2**64 - 1).map(lambda b: struct.unpack(">d", b.to_bytes(8, "big"))[0])
+
+
+def _value(kind: str) -> st.SearchStrategy[Any]:
+    if kind == "int":
+        return st.integers(-(2**63), 2**64 - 1)
+    if kind == "f32":
+        return st.integers(0, 2**32 - 1).map(F32.from_bits)
+    if kind == "double":
+        return _doubles
+    return st.binary(max_size=12)
+
+
+@st.composite
+def _vset(draw: st.DrawFn) -> tuple[DecodedValueSet, dict[int, int]]:
+    """A random value set, and its pmID's type (or none)."""
+    pmid = draw(st.integers(0, 2**32 - 1))
+    numval = draw(st.integers(-3, 6))
+    types: dict[int, int] = {pmid: int(draw(st.sampled_from(_TYPES)))} if draw(st.booleans()) else {}
+    if numval <= 0:
+        return DecodedValueSet(pmid, numval, None, []), types
+    kinds = draw(st.lists(st.sampled_from(["int", "f32", "double", "bytes"]), min_size=1, max_size=2))
+    insts = draw(st.lists(st.integers(-(2**31), 2**31 - 1), min_size=numval, max_size=numval))
+    values = [draw(_value(draw(st.sampled_from(kinds)))) for _ in range(numval)]
+    valfmt = draw(st.sampled_from([0, 1, 2]))
+    return DecodedValueSet(pmid, numval, valfmt, None, (tuple(insts), tuple(values))), types
+
+
+@st.composite
+def _random_result(draw: st.DrawFn) -> tuple[DecodedResult, dict[int, int]]:
+    vsets = draw(st.lists(_vset(), max_size=4))
+    types: dict[int, int] = {}
+    for _, t in vsets:
+        types.update(t)
+    stamp = Timestamp(draw(st.integers(-(2**40), 2**40)), draw(st.integers(0, 999_999_999)))
+    return DecodedResult(stamp, [vs for vs, _ in vsets], None, draw(st.booleans())), types
+
+
+@st.composite
+def arithmetic(draw: st.DrawFn, names: list[str], depth: int = 3) -> str:
+    """An expression the derive vectoriser plans for: names, literals, unary minus,
+    instant(), binary operators; few distinct names, so that their units agree."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        if draw(st.integers(0, 2)):
+            return draw(st.sampled_from(names))
+        return draw(st.sampled_from(_LITERALS))
+    unary = draw(st.integers(0, 7))
+    if unary == 0:
+        return f"(-{draw(arithmetic(names, depth - 1))})"
+    if unary == 1:
+        return f"instant({draw(arithmetic(names, depth - 1))})"
+    left, right = draw(arithmetic(names, depth - 1)), draw(arithmetic(names, depth - 1))
+    return f"({left} {draw(st.sampled_from(_OPS))} {right})"
+
+
+def _overwrite(files: Files, rng: random.Random) -> Files:
+    """A few words of the data volume overwritten (times, instances, values, block heads)."""
+    vol = bytearray(files["0"])
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(132, max(133, len(vol) - 4)) & ~3
+        less = (struct.unpack_from(">I", vol, at)[0] - 1) & 0xFFFFFFFF     # a counter going back
+        struct.pack_into(">I", vol, at, rng.choice([0, 1, 0xFFFFFFFF, 0x7FFFFFFF, rng.getrandbits(32), less]))
+    return {**files, "0": bytes(vol)}
+
+
+def _processes(base: Path, version: int) -> None:
+    """Per-process metrics: value sets of 40 to 60 strings and counters, instances that
+    come and go (large value sets of blocks of varying size)."""
+    w = ArchiveWriter(base, version)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="procs", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    indom = int(PmInDom("3.9"))
+    cmd, ticks = int(PmID("3.8.1")), int(PmID("3.8.2"))
+    w.put_desc(cmd, PmType.STRING, indom, PmSem.INSTANT, PmUnits(), ["proc.psinfo.cmd"])
+    w.put_desc(ticks, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["proc.psinfo.utime"])
+    w.put_index(t0)
+    for k in range(12):
+        pids = list(range(100 + 3 * k, 145 + 5 * k))
+        stamp = Timestamp(t0.sec + k, 0)
+        w.put_indom(stamp, indom, [(p, f"{p:06d} proc{p % 7}") for p in pids])
+        vsets = [ValueSetSpec(cmd, PmType.STRING, [(p, f"proc{p % 7}" + "x" * (p % 5)) for p in pids]),
+                 ValueSetSpec(ticks, PmType.U64, [(p, 1000 * k + p) for p in pids])]
+        w.put_result_bytes(w.encode_result(layout_result(version, stamp, vsets)))
+    w.put_index(Timestamp(t0.sec + 11, 0))
+    w.close()
+
+
+class Families:
+    """Draws of every input family, over seed archives made once under ``tmp``."""
+
+    def __init__(self, tmp: Callable[[str], Path]) -> None:
+        self.tmp = tmp
+        self._seeds: dict[str, Files] | None = None
+        self._seed_types: dict[str, dict[int, int]] = {}
+        self.draws: dict[str, Draw] = {
+            "result-record": self.result_record,
+            "meta-record": self.meta_record,
+            "result-records": self.result_records,
+            "wanted-record": self.wanted_record,
+            "decoded-result": self.decoded_result,
+            "result-line": self.result_line,
+            "value-column": self.value_column,
+            "printed-column": self.printed_column,
+            "archive-result": self.archive_result,
+            "volume-file": self.volume_file,
+            "archive": self.archive,
+            "derive-schedule": self.derive_schedule,
+            "interp-schedule": self.interp_schedule,
+            "interp-archive": self.interp_archive,
+        }
+
+    # -- seeds and mutants --------------------------------------------------------------
+    @property
+    def seeds(self) -> dict[str, Files]:
+        if self._seeds is None:
+            out: dict[str, Files] = {}
+            for version in (2, 3):
+                base = self.tmp(f"bench{version}") / "a"
+                bench_module("bench_decode").generate(base, version, 0.12, 1)
+                out[f"bench-v{version}"] = read_archive(base)
+                for name in ("example", "events"):
+                    base = self.tmp(f"{name}{version}") / "a"
+                    generate_archive(load_fixture(ROOT / "corpus" / "fixtures" / f"{name}.yaml"), base,
+                                     version=version)
+                    out[f"{name}-v{version}"] = read_archive(base)
+            out["lifetimes-v3"] = read_archive(ROOT / "corpus" / "cases" / "valid" / "lifetimes-v3" / "a")
+            for version in (2, 3):
+                base = self.tmp(f"processes{version}") / "a"
+                _processes(base, version)
+                out[f"processes-v{version}"] = read_archive(base)
+            self._seeds = out
+        return self._seeds
+
+    def _mutant(self, data: st.DataObject) -> tuple[str, Files]:
+        """A seed archive's name, and its files as they are or mutated."""
+        name = data.draw(st.sampled_from(sorted(self.seeds)), label="seed")
+        files = self.seeds[name]
+        how = data.draw(st.sampled_from(["as is", "words", "mutators"]), label="mutation")
+        rng = random.Random(data.draw(st.integers(0, 2**32 - 1), label="rng"))
+        if how == "words":
+            return name, _overwrite(files, rng)
+        if how == "mutators":
+            return name, mutate_archive(files, rng, [self.seeds["example-v3"]])[0]
+        return name, files
+
+    def _files(self, data: st.DataObject) -> Files:
+        return self._mutant(data)[1]
+
+    def _types(self, name: str) -> dict[int, int]:
+        """pmID -> type of a seed's descriptors."""
+        if name not in self._seed_types:
+            archive = Archive(self._written(self.seeds[name]))
+            self._seed_types[name] = {p: d.type for p, d in archive.metadata.descs.items()}
+        return self._seed_types[name]
+
+    def _written(self, files: Files) -> Path:
+        dest = self.tmp("mutant")
+        for part, raw in files.items():
+            (dest / f"a.{part}").write_bytes(raw)
+        return dest / "a"
+
+    def _generated(self, data: st.DataObject, **limits: int) -> Path:
+        base = self.tmp("generated") / "a"
+        generate_archive(data.draw(fixtures(**limits), label="fixture"), base)
+        return base
+
+    def _records(self, data: st.DataObject) -> tuple[list[RawRecord], int, dict[int, int]]:
+        """The records of a data volume (as far as they frame), its version, and the types
+        of its seed's descriptors."""
+        name, files = self._mutant(data)
+        base = self._written(files)
+        types = self._types(name)
+        records: list[RawRecord] = []
+        version = 0
+        try:
+            with Component(base.with_name("a.0")) as comp:
+                version = comp.version
+                with contextlib.suppress(PcpConformError):     # the records before a framing fault
+                    records.extend(comp.records())
+        except (PcpConformError, OSError):
+            assume(False)
+        assume(records)
+        return records, version, types
+
+    # -- the families ---------------------------------------------------------------------
+    def result_record(self, data: st.DataObject) -> tuple[Any, ...]:
+        records, version, types = self._records(data)
+        return data.draw(st.sampled_from(records), label="record"), version, types
+
+    def meta_record(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A record of a .meta file (as far as it frames), and its version."""
+        base = self._written(self._files(data))
+        records: list[RawRecord] = []
+        version = 0
+        try:
+            with Component(base.with_name("a.meta")) as comp:
+                version = comp.version
+                with contextlib.suppress(PcpConformError):
+                    records.extend(comp.records("meta"))
+        except (PcpConformError, OSError):
+            assume(False)
+        assume(records)
+        return data.draw(st.sampled_from(records), label="record"), version
+
+    def result_records(self, data: st.DataObject) -> tuple[Any, ...]:
+        records, version, types = self._records(data)
+        first = data.draw(st.sampled_from(records), label="record")
+        same = [r for r in records if len(r.data) == len(first.data)]
+        if data.draw(st.booleans(), label="others"):
+            same += data.draw(st.lists(st.sampled_from(records), max_size=3), label="others")
+        return same, version, types
+
+    def wanted_record(self, data: st.DataObject) -> tuple[Any, ...]:
+        record, version, types = self.result_record(data)
+        wanted = data.draw(st.sets(st.sampled_from(sorted(types) or [0])), label="wanted")
+        return record, version, types, frozenset(wanted)
+
+    def decoded_result(self, data: st.DataObject) -> tuple[Any, ...]:
+        if data.draw(st.booleans(), label="from a record"):
+            record, version, types = self.result_record(data)
+            try:
+                res = decode_result(record, version, types, PathStats())
+            except PcpConformError:
+                assume(False)
+            return version, res, types
+        res, types = data.draw(_random_result(), label="result")
+        return data.draw(st.sampled_from([2, 3]), label="version"), res, types
+
+    def result_line(self, data: st.DataObject) -> tuple[Any, ...]:
+        _version, res, types = self.decoded_result(data)
+        return (res, types, data.draw(st.sampled_from(["0", "1"])), data.draw(st.integers(0, 10**6)),
+                data.draw(st.integers(0, 10**9)), PathStats())
+
+    def value_column(self, data: st.DataObject) -> tuple[Any, ...]:
+        vs, types = data.draw(_vset().filter(lambda v: v[0].numval > 0), label="value set")
+        return (*vs.columns, types.get(vs.pmid), vs.valfmt)
+
+    def printed_column(self, data: st.DataObject) -> tuple[Any, ...]:
+        values = data.draw(st.one_of(
+            st.lists(st.integers(-(2**63), 2**64 - 1), min_size=1),
+            st.lists(_doubles, min_size=1),
+            st.lists(st.integers(0, 2**32 - 1).map(F32.from_bits), min_size=1),
+            st.lists(st.one_of(st.integers(), _doubles, st.binary(max_size=8)), min_size=1)), label="values")
+        ptype = data.draw(st.sampled_from([None, PmType.U64, PmType.DOUBLE, PmType.FLOAT, PmType.STRING]))
+        return tuple(values), ptype
+
+    def archive_result(self, data: st.DataObject) -> tuple[Any, ...]:
+        base = self._written(self._files(data))
+        try:
+            archive = Archive(base)
+            results = [r for r in archive.results() if not r.is_mark]
+        except PcpConformError:
+            assume(False)
+        assume(results)
+        return archive, data.draw(st.sampled_from(results), label="result")
+
+    def volume_file(self, data: st.DataObject) -> tuple[Any, ...]:
+        return (self._written(self._files(data)).with_name("a.0"),)
+
+    def archive(self, data: st.DataObject) -> tuple[Any, ...]:
+        return (self._written(self._files(data)),)
+
+    def derive_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
+        base = self._generated(data, max_metrics=5, max_samples=7)
+        archive = Archive(base)
+        pool = pool_of(archive)
+        assume(pool.numeric)
+        profile = PROFILES[data.draw(st.sampled_from(sorted(PROFILES)), label="profile")]
+        few = st.lists(st.sampled_from(pool.numeric), min_size=1, max_size=2)
+        texts = [data.draw(arithmetic(data.draw(few)), label=f"arith {k}") for k in range(6)]
+        texts += [data.draw(expressions(pool, archive, profile), label=f"expr {k}") for k in range(3)]
+        bound: list[Bound] = []
+        for k, text in enumerate(texts):
+            try:
+                bound.append(bind(parse(text, profile), f"d.m{k}", archive, profile))
+            except (DeriveSemanticError, DeriveSyntaxError, UnitsError):
+                continue
+        assume(bound)
+        start, step, count = schedule_of(data.draw, archive)
+        emulate = EMULATABLE if data.draw(st.booleans(), label="emulate") else frozenset()
+        unwritten = data.draw(st.sampled_from([None, 0, 0xAA]), label="unwritten")
+        return archive, bound, profile, emulate, unwritten, start, step, count
+
+    def interp_archive(self, data: st.DataObject) -> tuple[Any, ...]:
+        base = self._generated(data, max_samples=10)
+        pmids = [int(d.pmid) for d in Archive(base).descs()]
+        wanted = data.draw(st.sets(st.sampled_from(pmids)), label="wanted") if pmids else set()
+        return base, [p for p in pmids if p in wanted] or pmids
+
+    def interp_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
+        base = self._generated(data, max_samples=12)
+        a = Archive(base)
+        assume(any(True for _ in a.results()))
+        start, step, count = draw_schedule(data, a)
+        pmids = [int(d.pmid) for d in a.descs()]
+        rules = data.draw(st.sampled_from(["pcp-6.0", "pcp-6.3"]), label="rules")
+        return base, pmids, rules, start, step, count
+
+
+def draw_schedule(data: st.DataObject, a: Archive) -> tuple[Timestamp, int, int]:
+    """A replay schedule over an archive's records: from a record's time or anywhere near
+    them, steps of any size, one in five backwards, up to 40 fetches."""
+    stamps = [r.timestamp.total_nsec() for r in a.results()]
+    lo, hi = min(stamps), max(stamps)
+    span = max(hi - lo, 1)
+    if data.draw(st.booleans(), label="at a record"):
+        at = data.draw(st.sampled_from(stamps), label="record")
+    else:
+        at = lo + data.draw(st.integers(-2 * 10**9, span + 2 * 10**9), label="start offset ns")
+    delta = data.draw(st.integers(1, max(span // 3, 1))
+                      | st.sampled_from([1, 10**6, 10**9, 250_000_000, max(span // 11, 1)]),
+                      label="delta ns")
+    if data.draw(st.integers(0, 4), label="backwards") == 0:
+        delta = -delta
+    return Timestamp.from_nsec(at), delta, data.draw(st.integers(0, 40), label="count")
