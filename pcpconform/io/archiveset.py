@@ -459,6 +459,19 @@ class ArchiveSet(Archive):
             out.append(Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor)
         return out
 
+    def refuse_damaged_start(self) -> None:
+        """UsageError when libpcp 7 would drop the first member while replaying forwards
+        (SET-MEMBER-3): it then measures times from the next member's start, in the middle
+        of a fetch, and replays values at times that are not the fetch's (not modelled)."""
+        if self.profile != "pcp-7" or not self.multi or self.direction < 0:
+            return
+        for _ in self._member_records(self.members[0]):
+            pass
+        name, exc = next(((n, e) for n, e in self.dropped if n == self.members[0].name), (None, None))
+        if exc is not None:
+            raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a forward replay that "
+                             "drops the first member of a set under libpcp 7 is not modelled")
+
     def _damaged(self, m: Member) -> bool:
         return any(name == m.name for name, _ in self.dropped)
 

@@ -17,8 +17,9 @@ from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.sets import check_set
 from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
-from pcpconform.errors import FormatError
+from pcpconform.errors import FormatError, UsageError
 from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.io.setform import namelist, set_profile_for
 from pcpconform.oracles.interp.model import DEVIATIONS
@@ -239,6 +240,35 @@ def test_end_of_log_only_in_the_last_member(tmp_path: Path, referee: Referee) ->
     # from the last member, end of log at once
     got = set_interp(referee, source, Timestamp(T + 205), 1000 * SECOND, 2, [COUNTER])
     assert [f["eol"] for f in got.fetches] == [False, True]
+
+
+def test_a_damaged_first_member_is_declined_under_pcp7(tmp_path: Path, referee: Referee) -> None:
+    """SET-MEMBER-3: PCP 6 stops at the damage (PM_ERR_LOGREC; the kit raises the record's
+    FormatError). PCP 7 removes the first member from its list when a forward replay reads
+    its damaged record and from then on measures times from the next member's start, in the
+    middle of that fetch: its values are the next member's at the fetch's offset from the old
+    start (pinned), and a later fetch before the new start is end of log. The kit declines
+    that replay (UsageError, exit status 2)."""
+    d = tmp_path / "front"
+    member(d / "m1", T)
+    member(d / "m2", T + 100)
+    first = next(Archive(d / "m1").volume_records())[1]
+    with open(d / "m1.0", "r+b") as f:
+        f.truncate(first.offset + 12)                 # the first record cut short
+    source, pmids = SetSource(d), [COUNTER, INSTANT]
+    got = set_interp(referee, source, Timestamp(T + 5), SECOND, 2, pmids)
+    if referee.set_profile != "pcp-7":
+        assert {f["error"] for f in got.fetches} == {"PM_ERR_LOGREC"}
+        with pytest.raises(FormatError):
+            kit_interp(source, referee.set_profile, referee.interp_rules, Timestamp(T + 5), SECOND, 2, pmids)
+        return
+    with pytest.raises(UsageError, match="drops the first member"):
+        kit_interp(source, referee.set_profile, referee.interp_rules, Timestamp(T + 5), SECOND, 2, pmids)
+    shifted = kit_interp(SetSource(d, ("m2",)), referee.set_profile, referee.interp_rules, Timestamp(T + 105),
+                         SECOND, 1, pmids)
+    assert got.fetches[0]["values"] == shifted[0]["values"] and shifted[0]["values"][str(PmID(COUNTER))]
+    later = set_interp(referee, source, Timestamp(T + 50), SECOND, 3, pmids)
+    assert [f["eol"] for f in later.fetches] == [False, True, True]
 
 
 def test_backward_replay_across_a_seam_kills_libpcp(tmp_path: Path, referee: Referee) -> None:
