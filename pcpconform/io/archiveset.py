@@ -154,10 +154,13 @@ def last_record_time(archive: Archive) -> Timestamp | None:
         logend = mine[-1]
         wanted = {offset for offset, length in spans if offset >= logend or offset + length == logend}
         found: dict[int, Timestamp | None] = {}
-        with Component(archive.files.volumes[vol]) as comp:
-            for record in comp.records():
-                if record.offset in wanted:
-                    found[record.offset] = readable(record, version)
+        try:
+            with Component(archive.files.volumes[vol]) as comp:
+                for record in comp.records():
+                    if record.offset in wanted:
+                        found[record.offset] = readable(record, version)
+        except FormatError:
+            pass                        # the damage after the records framed above
         before = [o for o, length in spans if o + length == logend]
         if logend > spans[0][0] and (not before or found.get(before[0]) is None):
             return None                 # "badly damaged"
@@ -459,18 +462,21 @@ class ArchiveSet(Archive):
             out.append(Timestamp.from_nsec(floor.total_nsec() - self._tick) if tied else floor)
         return out
 
-    def refuse_damaged_start(self) -> None:
-        """UsageError when libpcp 7 would drop the first member while replaying forwards
-        (SET-MEMBER-3): it then measures times from the next member's start, in the middle
-        of a fetch, and replays values at times that are not the fetch's (not modelled)."""
+    def refuse_damage(self) -> None:
+        """UsageError when libpcp 7 would drop a damaged member while replaying forwards in
+        PM_MODE_INTERP (SET-MEMBER-3): its replay then leaves the set's order (values of a
+        later member, end of log for the rest, times measured from another start), which is
+        not modelled."""
         if self.profile != "pcp-7" or not self.multi or self.direction < 0:
             return
-        for _ in self._member_records(self.members[0]):
-            pass
-        name, exc = next(((n, e) for n, e in self.dropped if n == self.members[0].name), (None, None))
-        if exc is not None:
-            raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a forward replay that "
-                             "drops the first member of a set under libpcp 7 is not modelled")
+        for m in self.members:
+            for _ in self._member_records(m):
+                pass
+            hit = next(((name, exc) for name, exc in self.dropped if name == m.name), None)
+            if hit is not None:
+                name, exc = hit
+                raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a replay over a member "
+                                 "libpcp 7 drops while reading is not modelled")
 
     def _damaged(self, m: Member) -> bool:
         return any(name == m.name for name, _ in self.dropped)

@@ -103,7 +103,19 @@ def test_qa_corrupted_set(referee: Referee) -> None:
         assert theirs["error"] == "PM_ERR_LOGREC"
     report = check_set(QA / "multi-corrupted")
     assert [d.code for d in report.diagnostics] == ["set.member-damaged"]
-    assert report.diagnostics[0].file == "20150508.11.50.0.xz" and report.diagnostics[0].record == 9
+    if referee.set_profile == "pcp-7":
+        # PM_MODE_INTERP across the damage leaves the set's order in 7.2.2 (pinned): a fetch
+        # in the gap before the damaged member has the last member's pmlogger instance, and
+        # every fetch from inside the damaged member on is end of log; the kit declines it
+        s = ArchiveSet(source.name(), profile="pcp-7")
+        pmids = sorted(int(d.pmid) for d in s.descs())[:12]
+        step = (s.end().total_nsec() - s.start.total_nsec()) // 100    # type: ignore[union-attr]
+        start = Timestamp.from_nsec(s.start.total_nsec() + step // 3)
+        got = set_interp(referee, source, start, step, 100, pmids).fetches
+        port = str(PmID("2.3.0"))
+        assert [6819, 4330] in got[38]["values"][port] and all(f["eol"] for f in got[45:])
+        with pytest.raises(UsageError, match="libpcp 7 drops"):
+            kit_interp(source, "pcp-7", referee.interp_rules, start, step, 100, pmids)
 
 
 # ---- sets libpcp's own tools wrote ------------------------------------------------------------------
@@ -262,7 +274,7 @@ def test_a_damaged_first_member_is_declined_under_pcp7(tmp_path: Path, referee: 
         with pytest.raises(FormatError):
             kit_interp(source, referee.set_profile, referee.interp_rules, Timestamp(T + 5), SECOND, 2, pmids)
         return
-    with pytest.raises(UsageError, match="drops the first member"):
+    with pytest.raises(UsageError, match="libpcp 7 drops"):
         kit_interp(source, referee.set_profile, referee.interp_rules, Timestamp(T + 5), SECOND, 2, pmids)
     shifted = kit_interp(SetSource(d, ("m2",)), referee.set_profile, referee.interp_rules, Timestamp(T + 105),
                          SECOND, 1, pmids)

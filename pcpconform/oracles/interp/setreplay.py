@@ -94,11 +94,11 @@ def open_set_replay(archive: ArchiveSet, pmids: list[int], *, rules: str, emulat
     """The replay for a command on a set: member by member for a forward schedule of a set
     of more than one member without emulated deviations, else the whole replay. Under the
     ``pcp-7`` profile a damaged member joins its neighbours with no mark between
-    (SET-MEMBER-3), which no member alone can show: the whole replay then; a damaged first
-    member under that profile is declined (``ArchiveSet.refuse_damaged_start``)."""
+    (SET-MEMBER-3), which no member alone can show: the whole replay then; a set with a
+    damaged member under that profile is declined (``ArchiveSet.refuse_damage``)."""
     emulate = tuple(emulate)
     if forward:
-        archive.refuse_damaged_start()
+        archive.refuse_damage()
     if (forward and not emulate and len(archive.members) > 1 and archive.direction > 0
             and archive.profile != "pcp-7"):
         return SetReplay(archive, pmids, rules=rules)
