@@ -92,6 +92,19 @@ def test_qa_sets_read_and_replay_as_libpcp(referee: Referee, name: str) -> None:
     assert cli == [sorted(inst for inst, _ in f["values"].get(str(PmID(pmid)), [])) for f in got.fetches]
 
 
+@pytest.mark.parametrize("members", [("19970807.09.54", "19970807.09.59"), ("20150105.17.57", "20150105.17.57-00"),
+                                     ("20190628.04.03", "20190628.06.31"), ("20150105.17.57", "20180102")])
+def test_qa_archives_of_one_host_as_lists(referee: Referee, members: tuple[str, str]) -> None:
+    """PCP QA's archives of one host given as a comma list: opened (or refused: a type and a
+    semantics change) and replayed as libpcp does."""
+    source = SetSource(QA, members)
+    theirs = _same_read(referee, source)
+    if "open_error" in theirs:
+        assert theirs["open_error"] in ("PM_ERR_LOGCHANGETYPE", "PM_ERR_LOGCHANGESEM")
+    else:
+        assert _same_replays(referee, source) > 20
+
+
 def test_qa_corrupted_set(referee: Referee) -> None:
     """SET-MEMBER-3: PCP 6 stops at the damaged record (PM_ERR_LOGREC); PCP 7.2.2 leaves the
     rest of that member out and goes on, with no virtual mark."""
