@@ -30,7 +30,7 @@ os.environ["PCP_DERIVED_CONFIG"] = ""
 from pcp import pmapi  # noqa: E402
 import cpmapi as c_api  # noqa: E402
 
-from pm_read import Reader, encode_value, indom_str, pmid_str, ts  # noqa: E402
+from pm_read import Reader, encode_value, pmid_str  # noqa: E402
 
 
 def err_name(exc):
@@ -56,57 +56,16 @@ class SetReader(Reader):
         self.labels()
         return self.out
 
-    def results(self):
-        # pm_read.py's pass, keeping what was read before an error, and values of metrics
-        # libpcp has no descriptor for marked ("nodesc")
-        got = []
-        indoms = {}
-        last_snap = {}
-        want_indoms = sorted(set(d.contents.indom for d in self.descs.values()
-                                 if d.contents.indom != c_api.PM_INDOM_NULL))
-        fetch = getattr(self.ctx, "pmFetchHighResArchive", None) or self.ctx.pmFetchArchive
-        free = getattr(self.ctx, "pmFreeHighResResult", None) or self.ctx.pmFreeResult
-        self.out["results"] = got
-        self.out["indoms"] = indoms
-        self.out["indoms_all"] = {}
-        while True:
+    def _vset_entry(self, r, k, vsp):
+        # values of metrics libpcp has no descriptor for are marked ("nodesc")
+        pmid = vsp.pmid
+        ent = {"numval": vsp.numval, "valfmt": vsp.valfmt if vsp.numval > 0 else None, "values": []}
+        if pmid not in self.descs:
             try:
-                rp = fetch()
+                self._desc_entry(pmid, self.out["metrics"])
             except pmapi.pmErr as exc:
-                if exc.args and exc.args[0] == c_api.PM_ERR_EOL:
-                    break
-                raise
-            r = rp.contents
-            values = {}
-            for k in range(r.numpmid):
-                vsp = r.get_vset(k).contents
-                pmid = vsp.pmid
-                ent = {"numval": vsp.numval, "valfmt": vsp.valfmt if vsp.numval > 0 else None, "values": []}
-                if pmid not in self.descs:
-                    try:
-                        self._desc_entry(pmid, self.out["metrics"])
-                    except pmapi.pmErr as exc:
-                        ent["nodesc"] = err_name(exc)
-                if pmid in self.descs:
-                    vtype = self.descs[pmid].contents.type
-                    for j in range(max(vsp.numval, 0)):
-                        vl = r.get_vlist(k, j)
-                        ent["values"].append([vl.inst, encode_value(vsp.valfmt, vl, vtype)])
-                values[pmid_str(pmid)] = ent
-            when = ts(r.timestamp)
-            got.append({"time": when, "mark": r.numpmid == 0, "values": values})
-            free(rp)
-            for indom in want_indoms:
-                snap = self._indom_snapshot(indom)
-                if snap is not None and snap != last_snap.get(indom):
-                    indoms.setdefault(indom_str(indom), []).append([when, snap])
-                    last_snap[indom] = snap
-        for indom in want_indoms:
-            try:
-                insts, names = self.ctx.pmGetInDomArchive(self._indom_desc(indom))
-            except pmapi.pmErr:
-                continue
-            self.out["indoms_all"][indom_str(indom)] = dict((str(i), n) for i, n in zip(insts or [], names or []))
+                ent["nodesc"] = err_name(exc)
+        return self._vset_values(r, k, vsp, ent) if pmid in self.descs else ent
 
 
 def parse_pmid(text):
