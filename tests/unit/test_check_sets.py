@@ -97,3 +97,9 @@ def test_dump_of_a_set_marks_members_and_seams(tmp_path: Path, capsys: pytest.Ca
     assert main(["dump", str(tmp_path / "s")]) == 0
     text = capsys.readouterr().out
     assert text.count("== member") == 3 and "never delivered reading forwards" in text
+
+
+def test_a_set_with_no_member(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    report = check_set(tmp_path / "none")
+    assert [d.code for d in report.diagnostics] == ["set.empty"]
