@@ -15,7 +15,9 @@ UNANSWERED = ("check.internal", "file.no-archive", "file.too-large")
 
 
 def test_every_archive_error_is_answered_by_a_clause() -> None:
-    errors = {c for c, r in RULES.items() if r.severity == Severity.ERROR and not c.startswith("mmv.")}
+    # MMV files and the rules across an archive set's members are not what salvage rewrites
+    errors = {c for c, r in RULES.items()
+              if r.severity == Severity.ERROR and not c.startswith(("mmv.", "set."))}
     clauses, last = CHAPTER.split("## Codes answered")
     named = set(re.findall(r"`([a-z]+\.[a-z0-9-]+)`", clauses))
     assert errors - named == set(UNANSWERED)
