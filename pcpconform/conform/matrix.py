@@ -86,7 +86,8 @@ def _mmv(*faults: str) -> tuple[str, ...]:
 #: the deviations of spec/implementations.md, measured on the corpus (docs/conformance-matrix.json)
 DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("IMPL-VAL-1", "pmlogcheck reports the fault but exits with status 0", "validator",
-              _both("desc-type", "index-vol", "result-time-order", "time-fraction", "value-vtype")),
+              (*_both("desc-type", "index-vol", "result-time-order", "time-fraction", "value-vtype"),
+               "salvage-label-starts-v2")),
     Deviation("IMPL-VAL-2", "pmlogcheck 6.0.3 reports a corrupted result record (pmFetch) but exits with "
               "status 0; 6.3 and 7 exit with status 1", "validator",
               _both("frame-align", "result-decode", "result-mark-size", "result-valfmt", "result-dptr",
