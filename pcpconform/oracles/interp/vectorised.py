@@ -36,6 +36,7 @@ from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.model import (
+    EDGE,
     FetchState,
     NoValue,
     ReplayView,
@@ -320,7 +321,8 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
     whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
     rel = replay.rel
     times = [rel(w) for w in whens]
-    eol = replay.end_of_log(times, state.prev_time)
+    end = replay.end
+    eol = [t < -EDGE or t - end > EDGE for t in times]
     marks = replay.marks
     if any(b < a for a, b in itertools.pairwise(marks)):
         raise VectorisedFallback(MARKS_OUT_OF_ORDER)     # bisect needs them sorted
