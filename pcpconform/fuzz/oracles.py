@@ -87,7 +87,9 @@ def classify(run: RunResult, target: Target) -> Verdict | None:
     """Crash, hang or memory blow-up from the run alone."""
     if run.timed_out:
         return Verdict("hang", f"no exit within {target.timeout:g}s")
-    over = run.maxrss_kb >= target.memory_mb * 1024 * 0.9
+    # a peak no higher than the one inherited from this process says nothing of the child
+    # (its address-space limit still turns a real blow-up into an allocation failure)
+    over = run.maxrss_kb >= target.memory_mb * 1024 * 0.9 and run.maxrss_kb > run.inherited_kb + 4096
     if over or ALLOC_FAILURE.search(run.stderr):
         return Verdict("memory", f"peak {run.maxrss_kb // 1024} MB under a {target.memory_mb} MB limit")
     code = run.returncode

@@ -49,6 +49,9 @@ class RunResult:
     #: for a target that writes an archive at ``{out}``: the validator's error codes for
     #: it (empty: it checks clean), or None when the run wrote no archive there
     output_errors: tuple[str, ...] | None = None
+    #: the peak resident size (kB) the child inherited at its start: Linux reports the
+    #: spawning process's peak as the child's own until the child exceeds it
+    inherited_kb: int = 0
 
     @property
     def timed_out(self) -> bool:
@@ -159,6 +162,7 @@ def execute(argv: Sequence[str], cwd: Path, timeout: float, memory_mb: int,
     """Run ``argv`` in a session of its own; at the timeout its process group is killed.
     The output goes to files (no pipe to drain), the status and rusage come from wait4."""
     out_path, err_path = cwd / ".stdout", cwd / ".stderr"
+    inherited = _peak_rss_kb()
     started = time.monotonic()
     command, preexec = _limited(argv, memory_mb)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -181,7 +185,21 @@ def execute(argv: Sequence[str], cwd: Path, timeout: float, memory_mb: int,
     _kill_group(proc.pid)       # whatever it left running in its group
     seconds = time.monotonic() - started
     code: int | None = None if killed.is_set() else proc.returncode
-    return RunResult(code, _read(out_path), _read(err_path), seconds, int(usage.ru_maxrss))
+    return RunResult(code, _read(out_path), _read(err_path), seconds, int(usage.ru_maxrss),
+                     inherited_kb=inherited)
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak resident size (VmHWM, kB): what a child it spawns reports as its
+    own ru_maxrss (the address space it starts in, or shares until exec, is this one's)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _read(path: Path) -> bytes:

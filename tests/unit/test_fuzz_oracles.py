@@ -15,7 +15,7 @@ from pcpconform.fuzz.archive_edit import archive_files, editor
 from pcpconform.fuzz.engine import job_files
 from pcpconform.fuzz.oracles import Job, Observation, classify, observe, stderr_signature
 from pcpconform.fuzz.seeds import archive_seeds
-from pcpconform.fuzz.targets import RunResult, Target, target_from_impl, target_from_template
+from pcpconform.fuzz.targets import RunResult, Target, execute, target_from_impl, target_from_template
 
 TARGETS = Path(__file__).resolve().parents[1] / "data" / "fuzz_targets"
 PY = f"{sys.executable} -S"
@@ -89,6 +89,23 @@ def test_a_python_traceback_is_a_crash() -> None:
 def test_enomem_reported_as_an_error_is_not_a_blow_up() -> None:
     run = RunResult(1, b"", b"pmlogcheck: cannot open archive: Cannot allocate memory\n", 0.1, 2000)
     assert classify(run, Target(("x",))) is None
+
+
+def test_a_peak_inherited_from_the_spawning_process_is_not_a_blow_up() -> None:
+    """Linux reports the spawner's peak as a child's ru_maxrss: only a peak above it is the
+    child's own."""
+    limit_kb = Target(("x",)).memory_mb * 1024
+    inherited = RunResult(0, b"", b"", 0.1, limit_kb, inherited_kb=limit_kb)
+    own = RunResult(0, b"", b"", 0.1, limit_kb, inherited_kb=100_000)
+    assert classify(inherited, Target(("x",))) is None
+    verdict = classify(own, Target(("x",)))
+    assert verdict is not None and verdict.kind == "memory"
+
+
+def test_a_child_inherits_its_spawners_peak(tmp_path: Path) -> None:
+    """The run records the peak a child starts with, at least this process's current size."""
+    run = execute(["true"], tmp_path, 30, 2048)
+    assert run.returncode == 0 and run.inherited_kb > 0 and run.maxrss_kb <= run.inherited_kb + 4096
 
 
 def test_differential_oracle_says_the_validator_is_the_judge() -> None:
