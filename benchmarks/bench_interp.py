@@ -519,7 +519,7 @@ def verify(binary: Path, base: Path, pmids: list[int], samples, start, delta: in
     fetch by end-of-log count, value count and checksum: (fetches compared, values
     compared, differences)."""
     from pcpconform.format.pmtypes import PmID, PmType
-    from pcpconform.io.archive import Archive
+    from pcpconform.io.archiveset import open_source
     from pcpconform.oracles.interp.replay import NoValue
 
     def encoding(v, ptype: int):          # pm_interp.py's, as interp_loop.c prints it
@@ -531,7 +531,7 @@ def verify(binary: Path, base: Path, pmids: list[int], samples, start, delta: in
             return "str:" + bytes(v).split(b"\0", 1)[0].hex()
         return v
 
-    a = Archive(base)
+    a = open_source(base)               # an archive, or a directory of them (bench_sets.py)
     types = {p: a.desc(p).type for p in pmids}
     picks = sorted(set(range(min(first_n, count)))
                    | {min(count - 1, round(i * (count - 1) / max(first_n - 1, 1))) for i in range(first_n)})

@@ -30,7 +30,9 @@ from pcpconform.io.archive import Archive
 from pcpconform.version import __version__
 
 CAPABILITIES = {"name": "pcpconform", "version": __version__, "suites": ["validator", "reader"],
-                "archive_versions": [2, 3], "options": ["decompress_limit"], "persistent": True}
+                "archive_versions": [2, 3], "options": ["decompress_limit"], "persistent": True,
+                # archive sets (a directory of archives as one source) are cases of their own
+                "unsupported": ["set"]}
 
 
 # -- your implementation goes here --------------------------------------------------------

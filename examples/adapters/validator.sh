@@ -18,7 +18,7 @@ case "${1-}" in
 --capabilities)
     command -v pmlogcheck >/dev/null 2>&1 || { echo "validator.sh: pmlogcheck is not installed" >&2; exit 2; }
     version=$(pcp_version)
-    printf '{"name": "pmlogcheck", "version": "%s", "suites": ["validator"], "archive_versions": [2, 3]}\n' \
+    printf '{"name": "pmlogcheck", "version": "%s", "suites": ["validator"], "archive_versions": [2, 3], "unsupported": ["set"]}\n' \
         "${version:-unknown}"
     ;;
 validator)

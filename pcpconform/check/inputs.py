@@ -26,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pcpconform.check.mmv.magic import is_mmv_file
+from pcpconform.io.archive import Archive
 from pcpconform.io.files import base_name_of, open_component, strip_compression
+from pcpconform.io.setform import namelist
 
 __all__ = ["Inputs", "expand", "component_files", "is_archive_component", "os_problem",
-           "archive_problems"]
+           "archive_problems", "set_directories"]
 
 # Any component of an archive, once a compression suffix is removed. Volume numbers are any
 # digits here, not only canonical ones: the checker reports a non-canonical one (file.name).
@@ -50,11 +52,14 @@ class Inputs:
     mmv_dirs: set[Path] = field(default_factory=set)
     problems: list[str] = field(default_factory=list)
     skipped: int = 0            # files in scanned directories that are neither
+    #: archive sets (a directory, or members joined with commas) checked across members
+    sets: list[Path] = field(default_factory=list)
 
     @property
     def targets(self) -> list[Path]:
-        """Everything to check, sorted as the reports are printed."""
-        return sorted(self.bases + self.mmv, key=lambda p: (str(p.parent), p.name))
+        """Everything to check, sorted as the reports are printed: archives and MMV files,
+        then each set (its members are among the archives)."""
+        return sorted(self.bases + self.mmv, key=lambda p: (str(p.parent), p.name)) + self.sets
 
 
 def component_base(name: str) -> str | None:
@@ -179,10 +184,15 @@ def _scan(root: Path, found: Inputs) -> int:
     return len(found.bases) + len(found.mmv) - before
 
 
-def expand(args: Sequence[str]) -> Inputs:
+def expand(args: Sequence[str], *, sets: bool = False) -> Inputs:
     """The archives and MMV files that ``args`` name, deduplicated (two spellings of one path
     count once) and sorted, with one problem line per argument that names nothing to check
-    and per file the OS will not let us read."""
+    and per file the OS will not let us read. With ``sets`` every argument is one archive
+    set (a directory or a comma-separated list: its members are checked, and the set);
+    without, a directory found to hold two or more archives of one host, and nothing else
+    that is an archive, is also checked as a set (``set_directories``)."""
+    if sets:
+        return _expand_sets(args)
     found = Inputs()
     for arg in args:
         path = Path(arg)
@@ -212,6 +222,7 @@ def expand(args: Sequence[str]) -> Inputs:
             found.problems.append(f"{arg}: no such file, directory or archive")
     found.bases = _unique(found.bases)
     found.mmv = _unique(found.mmv)
+    found.sets = set_directories(found.bases, found.mmv)
     readable = []
     for base in found.bases:
         problems = archive_problems(base)
@@ -228,3 +239,53 @@ def _unique(paths: list[Path]) -> list[Path]:
         shown = Path(os.path.normpath(p))
         chosen.setdefault(shown.resolve(), shown)
     return sorted(chosen.values(), key=lambda p: (str(p.parent), p.name))
+
+
+def _expand_sets(args: Sequence[str]) -> Inputs:
+    found = Inputs()
+    for arg in args:
+        names = namelist(arg)
+        if not names:
+            found.problems.append(f"{arg}: no archive in the directory (no .meta file)")
+            continue
+        members = [Path(n) for n in names if _entries(Path(n))]
+        if not members:
+            found.problems.append(f"{arg}: no such directory or archive")
+            continue
+        found.bases.extend(m for m in members if m not in found.bases)
+        found.sets.append(Path(arg))
+    found.bases = _unique(found.bases)
+    for base in list(found.bases):
+        problems = archive_problems(base)
+        found.problems.extend(problems)
+        if problems:
+            found.bases.remove(base)
+    return found
+
+
+def set_directories(bases: Sequence[Path], mmv: Sequence[Path]) -> list[Path]:
+    """The directories that unambiguously hold one host's archive set: two or more of the
+    archives found, every one that libpcp's directory scan finds (by its .meta), no MMV
+    file, one hostname and a start time of its own for each in their labels (copies of one
+    archive are not a series)."""
+    by_dir: dict[Path, list[Path]] = {}
+    for base in bases:
+        by_dir.setdefault(base.parent, []).append(base)
+    out = []
+    for directory, found in sorted(by_dir.items()):
+        if len(found) < 2 or any(m.parent == directory for m in mmv):
+            continue
+        if sorted(Path(n) for n in namelist(directory)) != sorted(found):
+            continue
+        hosts: set[str | None] = set()
+        starts = set()
+        for base in found:
+            try:
+                archive = Archive(base)
+                hosts.add(archive.hostname)
+                starts.add(archive.start)
+            except Exception:   # a member that cannot be read: the set is not unambiguous
+                hosts.add(None)
+        if len(hosts) == 1 and None not in hosts and len(starts) == len(found):
+            out.append(directory)
+    return out

@@ -153,6 +153,23 @@ _TABLE: list[tuple[str, Severity, str, str]] = [
     ("index.boundary", E, "FMT-INDEX-3", "an index offset is not a record boundary"),
     ("index.invariant", W, "FMT-INDEX-6", "a record before an indexed offset is later than the entry"),
     ("volume.switch-unindexed", I, "FMT-VOL-1", "a volume's first record has no index entry"),
+    # archive sets: the rules across members (spec/sets.md)
+    ("set.empty", E, "SET-FORM-1", "a set directory holds no archive"),
+    ("set.single", I, "SET-FORM-3", "a set of one archive is read as a single archive"),
+    ("set.duplicate", W, "SET-FORM-4", "an archive is named twice in a set (libpcp reads it once)"),
+    ("set.zst-member", W, "SET-FORM-2", "a .zst member is left out by PCP before 6.3.2"),
+    ("set.member-unreadable", E, "SET-MEMBER-1", "a member cannot be opened (PCP 6 refuses the set)"),
+    ("set.member-damaged", E, "SET-MEMBER-3", "a member has a record libpcp cannot read"),
+    ("set.host", E, "SET-FORM-5", "members of different hosts (PM_ERR_LOGHOST)"),
+    ("set.same-start", E, "SET-FORM-4", "two members start at the same time (PM_ERR_LOGOVERLAP)"),
+    ("set.desc", E, "SET-META-2", "a metric's descriptor differs between members (PM_ERR_LOGCHANGE*)"),
+    ("set.overlap", E, "SET-REPLAY-5", "a member starts before the one before it ends"),
+    ("set.name-pmid", E, "SET-META-4", "a name is bound to different pmIDs in different members"),
+    ("set.pmid-names", E, "SET-META-4", "a pmID has different names in different members"),
+    ("set.hidden", E, "SET-REPLAY-2", "records a replay of the set never delivers (before or after a seam's mark)"),
+    ("set.timezone", W, "SET-FORM-5", "members in different timezones (the first member's is used)"),
+    ("set.text", W, "SET-META-3", "help text differs between members"),
+    ("set.versions", I, "SET-FORM-6", "members of both archive versions"),
 ]
 
 #: MUST clauses of spec/archive-format.md that no rule cites, and why.

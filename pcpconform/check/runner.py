@@ -29,6 +29,7 @@ from pcpconform.check.diagnostics import Report
 from pcpconform.check.distributed import Cluster, WorkerDied, worker_problem
 from pcpconform.check.inputs import component_files, expand
 from pcpconform.check.mmv.magic import is_mmv_file
+from pcpconform.io.setform import is_set_source
 from pcpconform.version import __version__
 
 if TYPE_CHECKING:   # the pool's modules cost ~15 ms of start-up: imported only for -j N
@@ -73,9 +74,13 @@ def expand_inputs(args: Sequence[str]) -> tuple[list[Path], list[str]]:
 
 def default_check(base: Path, max_diagnostics: int | None,
                   mmv_directories: frozenset[Path] = frozenset()) -> Report:
-    """The real checker: ``pcpconform.check.mmv.check_mmv_file`` for an MMV file (or, in one
-    of ``mmv_directories``, ``check_mmv_member``: with the files beside it, as the MMV PMDA
-    loads them), ``pcpconform.check.engine.check_archive`` for anything else."""
+    """The real checker: ``pcpconform.check.sets.check_set`` for an archive set (a
+    directory or a comma-separated list), ``pcpconform.check.mmv.check_mmv_file`` for an
+    MMV file (or, in one of ``mmv_directories``, ``check_mmv_member``: with the files beside
+    it, as the MMV PMDA loads them), ``pcpconform.check.engine.check_archive`` for anything else."""
+    if is_set_source(base):
+        members: Report = import_module("pcpconform.check.sets").check_set(base, max_diagnostics)
+        return members
     if is_mmv_file(base):
         if base.parent in mmv_directories:
             member: Report = import_module("pcpconform.check.mmv.directory").check_mmv_member(

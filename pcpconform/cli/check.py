@@ -29,7 +29,12 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("archives", nargs="+", metavar="ARCHIVE",
                    help="archive base name, any file of an archive, an MMV file, or a directory "
-                        "(searched for archives and MMV files by content)")
+                        "(searched for archives and MMV files by content; one that holds two or more "
+                        "archives of one host is also checked as an archive set)")
+    p.add_argument("--set", dest="sets", action="store_true",
+                   help="every argument is one archive set, a directory or a comma-separated list, as "
+                        "libpcp opens it: its members are checked, and the rules across them "
+                        "(spec/sets.md)")
     p.add_argument("--format", choices=("text", "json", "junit", "sarif"), default="text")
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write the report to this file instead of standard output")
@@ -52,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.watch:
         return watch.run(args)
-    found = expand(args.archives)
+    found = expand(args.archives, sets=args.sets)
     targets, problems = found.targets, found.problems
     for problem in problems:
         print(f"pcpconform check: {problem}", file=sys.stderr)

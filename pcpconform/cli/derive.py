@@ -10,10 +10,12 @@ from types import SimpleNamespace
 from typing import Any, TextIO, cast
 
 from pcpconform.cli.output import opened_output
+from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
 from pcpconform.format.pmtypes import PM_IN_NULL, PmID
 from pcpconform.io.archive import Archive
+from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.derive.bind import Bound
 from pcpconform.oracles.derive.config import Registry, load_path, read_config
 from pcpconform.oracles.derive.evaluate import (
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     rules, how = _rules(args)
     prof = get_profile(rules)
     emulate = _emulated(args)
-    archive = Archive(args.archive)
+    archive = open_input(args.archive, set_profile(args.rules, rules), "derive")
     archive.descs()                 # the archive's own errors first (DERIVE-CLI-8)
     defs, messages = _definitions(args, prof)
     binding = bind_wanted(defs, args.metric, archive, prof)
@@ -121,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
     failed = bool(messages)
     by_name = defs.by_name()
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
+    if isinstance(archive, ArchiveSet) and interval < 0:
+        archive = archive.for_direction(-1)     # a backward replay's seams (SET-REPLAY-3)
+    elif isinstance(archive, ArchiveSet):
+        archive.refuse_damage()                 # as interp declines it (SET-MEMBER-3)
     # reads the whole archive (the operands' replay): a damaged archive stops here, before
     # any derived-metric message (DERIVE-CLI-8)
     ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,
@@ -146,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         _write(ev, view, bounds, samples, derived_samples, args, out, sorted(emulate), rules, how)
     if rules_note:
         print(rules_note, file=sys.stderr)
+    set_notes(archive, "derive")
     return 1 if failed else 0
 
 

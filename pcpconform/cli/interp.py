@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from pcpconform.cli.output import opened_output
+from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
 from pcpconform.io.archive import Archive
+from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.interp.builtin import MetricSource
 from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for, other_rules_note
 from pcpconform.oracles.interp.model import Sample
@@ -24,6 +26,7 @@ from pcpconform.oracles.interp.schedule import (
     plan,
     rate_convert,
 )
+from pcpconform.oracles.interp.setreplay import open_set_replay
 from pcpconform.oracles.interp.window import open_replay
 
 __all__ = ["add_arguments", "run"]
@@ -32,7 +35,8 @@ DEFAULT_RULES = "pcp-6.3"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("archive")
+    p.add_argument("archive", help="archive base name or any of its files; a directory or a "
+                   "comma-separated list is one archive set, as libpcp reads it (spec/sets.md)")
     p.add_argument("metric", nargs="+", help="metric name or pmID (60.0.4)")
     p.add_argument("--start", help="first fetch: epoch seconds, ISO 8601, +INTERVAL from the "
                    "archive start or -INTERVAL from its end (default: the start; the end "
@@ -43,9 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, help="number of fetches (default: up to --end)")
     p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
                    help="only these instances (external names or ids)")
-    p.add_argument("--rules", choices=(*RULE_SETS, "auto"),
+    p.add_argument("--rules", choices=(*RULE_SETS, "pcp-7", "auto"),
                    help="interpolation rules: pcp-6.0 (libpcp before 6.3.2), pcp-6.3 (6.3.2 "
-                   "and later, PCP 7; the default), or auto: those of the PCP installed here")
+                   "and later, PCP 7; the default), pcp-7 (as pcp-6.3, with PCP 7's handling of "
+                   "archive sets), or auto: those of the PCP installed here")
     p.add_argument("--rate", action="store_true", help="convert counters to rates per second, as pmval does")
     p.add_argument("--emulate", action="append", choices=("all", *DEVIATIONS),
                    help="reproduce a named libpcp deviation (spec/interp.md, INTERP-DEV-*)")
@@ -86,7 +91,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    archive = Archive(args.archive)
+    requested = "pcp-6.3" if args.rules == "pcp-7" else args.rules
+    rules, how = chosen_rules(requested, interp_rules_for, "pcp-6.3")
+    if how.startswith("--rules auto:"):
+        print(f"pcpconform interp: {how}", file=sys.stderr)
+    if args.rules == "pcp-7":
+        how = "as asked: pcp-7 (PCP 7 interpolates as pcp-6.3, INTERP-VER-1)"
+    archive = open_input(args.archive, set_profile(args.rules, rules), "interp")
+    interval, early = interval_and_seek(args.interval, args.start, archive.start)
+    if isinstance(archive, ArchiveSet) and interval < 0:
+        archive = archive.for_direction(-1)     # a backward replay's seams (SET-REPLAY-3)
     source = MetricSource(archive)
     pmids: list[int] = []
     for m in args.metric:
@@ -96,14 +110,17 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.archive}: unknown metric {m!r}") from None
         if pmid not in pmids:
             pmids.append(pmid)
-    rules, how = chosen_rules(args.rules, interp_rules_for, "pcp-6.3")
-    if how.startswith("--rules auto:"):
-        print(f"pcpconform interp: {how}", file=sys.stderr)
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
-    interval, early = interval_and_seek(args.interval, args.start, archive.start)
-    # a forward replay of a large archive reads the records as the schedule advances
-    replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
-                         whole_schedule=bool(args.plot or args.rate))
+    whole_schedule = bool(args.plot or args.rate)
+    replay: Any
+    if isinstance(archive, ArchiveSet) and not whole_schedule:
+        # a forward replay of a set reads one member at a time (SetReplay)
+        replay = open_set_replay(archive, pmids, rules=rules, emulate=emulate,
+                                 forward=interval > 0, from_time=early)
+    else:
+        # a forward replay of a large archive reads the records as the schedule advances
+        replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
+                             whole_schedule=whole_schedule)
     known_quirks = dict(replay.singular_quirks)
     start, count = plan(archive.start, replay.last, args.start, args.end, interval, args.samples,
                         first_record=replay.first_record)
@@ -137,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
     if replay.singular_quirks != known_quirks:     # a window finds them as it reads
         for line in singular_warnings(replay, source):
             print(f"pcpconform interp: warning: {line}", file=sys.stderr)
+    set_notes(archive, "interp")
     return 0
 
 

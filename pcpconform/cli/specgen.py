@@ -21,6 +21,7 @@ from pathlib import Path
 from construct import Construct, Int32ub
 
 from pcpconform.check.corpus import CASES, UNCOVERED
+from pcpconform.check.corpus.sets import SET_CASES
 from pcpconform.check.mmv.corpus import FAULTS as MMV_FAULTS
 from pcpconform.check.mmv.corpus import UNCOVERED as MMV_UNCOVERED
 from pcpconform.check.mmv.rules import MMV_CODES, MMV_TABLE
@@ -182,13 +183,38 @@ def _rules_table() -> str:
                 example.setdefault(code, f"`{case.name}`: {case.fault}")
     lines = ["| Code | Severity | Clause | Finding | Example (invalid corpus case) |",
              "|---|---|---|---|---|"]
-    archive = [r for r in RULES.values() if r.code not in MMV_CODES]  # MMV's: spec/mmv.md
+    # MMV's are in spec/mmv.md, a set's in their own table (_set_rules_table)
+    archive = [r for r in RULES.values() if r.code not in MMV_CODES and not r.code.startswith("set.")]
     for r in archive:
         ex = example.get(r.code) or f"none: {UNCOVERED.get(r.code, 'not covered')}"
         lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
     lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(archive)} rules) and the "
               "invalid corpus `pcpconform.check.corpus.CASES`.*"]
     return "\n".join(lines)
+
+
+def _set_rules_table() -> str:
+    example: dict[str, str] = {}
+    for case in SET_CASES:
+        for code in (*case.errors, *case.warnings):
+            example.setdefault(code, f"`{case.name}`: {case.title}")
+    lines = ["| Code | Severity | Clause | Finding | Example (set case) |", "|---|---|---|---|---|"]
+    rules = [r for r in RULES.values() if r.code.startswith("set.")]
+    for r in rules:
+        ex = example.get(r.code) or f"none: {SET_UNCOVERED.get(r.code, 'not covered')}"
+        lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
+    lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(rules)} set rules) and the set cases "
+              "`pcpconform.check.corpus.sets.SET_CASES`.*"]
+    return "\n".join(lines)
+
+
+#: set rules no set case shows, and why
+SET_UNCOVERED = {
+    "set.empty": "a directory without archives has nothing to check but this",
+    "set.single": "a set of one member is a single archive: every single-archive case is one",
+    "set.zst-member": "shown by tests/unit/test_check_sets.py (a .zst member is refused by PCP 6.0 only)",
+    "set.name-pmid": "shown by tests/unit/test_check_sets.py and the random differential test",
+}
 
 
 def _mmv_rules_table() -> str:
@@ -279,6 +305,7 @@ def _regions() -> dict[str, Region]:
     return {
         "version-parameters": Region(_version_table),
         "validator-rules": Region(_rules_table),
+        "validator-set-rules": Region(_set_rules_table),
         "mmv-validator-rules": Region(_mmv_rules_table),
         "validator-unchecked": Region(_unchecked_table),
         "timestamp-t2": t(lambda: struct_rows(TimevalT2.subcon), "schema.common.TimevalT2",

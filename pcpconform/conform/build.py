@@ -27,6 +27,7 @@ from pcpconform.conform.manifest import CASE_FILE, KINDS
 from pcpconform.conform.mmv_writer import mmv_writer_cases
 from pcpconform.conform.plans import attach_expectations
 from pcpconform.conform.salvage_cases import SALVAGED, attach_salvage, salvage_only_cases
+from pcpconform.conform.setcases import set_cases
 from pcpconform.version import __version__
 
 __all__ = ["DUMP", "BASE", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
@@ -124,7 +125,9 @@ def make_cases(corpus: str | Path) -> list[Made]:
         attach_salvage(salvaged, _materialise(salvaged, tmp))
         # a valid MMV file obeys every rule of the MMV checker its one-fault cases break
         checks = sorted({c for m in invalid for c in m.data["clauses"] if c.startswith("MMV-CHK-")})
-        return valid + mmv_cases(checks) + mmv_writer_cases(root) + invalid
+        sets = set_cases(root)
+        return (valid + mmv_cases(checks) + mmv_writer_cases(root) + [m for m in sets if m.data["kind"] == "valid"]
+                + invalid + [m for m in sets if m.data["kind"] == "invalid"])
 
 
 def corpus_files(corpus: str | Path) -> Files:

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from pcpconform.dump.jsonl import write_jsonl
+from pcpconform.dump.setdump import write_set_jsonl
 from pcpconform.io.archive import Archive
+from pcpconform.io.archiveset import ArchiveSet
+from pcpconform.io.setform import is_set_source
 
 __all__ = ["Files", "Made", "BASE", "DUMP", "FIXTURE", "sha256", "dir_files", "dump_bytes",
            "case_json", "case_data", "declared_clauses", "finish"]
@@ -44,9 +47,13 @@ def dir_files(path: Path) -> Files:
 
 
 def dump_bytes(base: Path) -> bytes:
-    """The canonical JSON Lines dump of an archive (spec/dump-jsonl.md)."""
+    """The canonical JSON Lines dump of an archive (spec/dump-jsonl.md), or of an archive
+    set (spec/sets.md SET-CLI-2, under the pcp-6.3 profile)."""
     out = io.StringIO()
-    write_jsonl(Archive(base), out)
+    if is_set_source(base):
+        write_set_jsonl(ArchiveSet(base), out)
+    else:
+        write_jsonl(Archive(base), out)
     return out.getvalue().encode("utf-8")
 
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.io.archiveset import open_source
 from pcpconform.oracles.derive.bind import Bound
 from pcpconform.oracles.derive.config import Registry, read_config
 from pcpconform.oracles.derive.evaluate import (
@@ -34,7 +36,7 @@ from pcpconform.oracles.interp.report import samples_json
 from pcpconform.oracles.interp.schedule import parse_interval, parse_when
 
 __all__ = ["Schedule", "Outcome", "resolve_schedule", "interp_document", "interp_outcome",
-           "derive_document", "derive_outcome", "document_bytes"]
+           "derive_document", "derive_outcome", "document_bytes", "replay_source"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,13 @@ class Schedule:
     def from_json(cls, data: dict[str, Any]) -> Schedule:
         return cls(Timestamp(int(data["start"]["sec"]), int(data["start"]["nsec"])),
                    int(data["interval_nsec"]), int(data["samples"]), tuple(data["metrics"]))
+
+
+def replay_source(base: str | Path, profile: str, interval_nsec: int) -> Archive:
+    """What a replay of ``base`` reads: the archive, or the archive set (a directory or a
+    comma-separated list) under the set profile of the rules or derive profile ``profile``
+    (the names are the same, SET-VER-1), in the schedule's direction (SET-REPLAY-1, -3)."""
+    return open_source(base, profile=profile, direction=1 if interval_nsec >= 0 else -1)
 
 
 def resolve_schedule(archive: Archive, start: str, interval: str, samples: int,

@@ -170,6 +170,8 @@ def source_cases(corpus: Path) -> list[Made]:
         return out
     for path in sorted(p for p in root.iterdir() if p.is_dir()):
         meta = _source(path)
+        if meta.get("format") == "set":
+            continue                # an archive set: pcpconform.conform.setcases
         try:
             made = _archive_case(path.name, meta["title"], path, dict(meta["origin"]),
                                  tags=list(meta["tags"]), clauses=list(meta["clauses"]))

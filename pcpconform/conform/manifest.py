@@ -54,14 +54,25 @@ class Case:
 
     @property
     def format(self) -> str:
-        """``archive`` or ``mmv``: what the case's input is."""
+        """``archive``, ``mmv`` or ``set``: what the case's input is."""
         return str(self.data.get("format", "archive"))
 
     @property
     def base(self) -> Path:
         """The archive's base name (its files need not all exist: see the case's fault);
-        for an MMV case, its file."""
+        for an MMV case, its file; for an archive set, ``source`` as a path."""
+        if self.format == "set":
+            return Path(self.source)
         return self.path / str(self.data["file" if self.format == "mmv" else "archive"])
+
+    @property
+    def source(self) -> str:
+        """An archive set's name as a client gives it: the case directory (whose ``.meta``
+        files are the members'), or the members of ``set.list`` joined with commas."""
+        listed = self.data.get("set", {}).get("list")
+        if listed:
+            return ",".join(str(self.path / m) for m in listed)
+        return str(self.path)
 
 
 def _read_json(path: Path) -> Any:

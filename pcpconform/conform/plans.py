@@ -106,7 +106,7 @@ def _interp_clauses(archive: Archive, outcome: Outcome, rules: str) -> list[str]
     return out
 
 
-def _entry(made: Made, key: str, entry: dict[str, Any], outcome: Outcome, stem: str) -> dict[str, Any]:
+def record_entry(made: Made, key: str, entry: dict[str, Any], outcome: Outcome, stem: str) -> dict[str, Any]:
     """Record ``outcome`` as files of the case and return the entry for case.json."""
     result = None
     if outcome.result is not None:
@@ -144,7 +144,7 @@ def attach_expectations(corpus: Path, made: list[Made], where: dict[str, Path]) 
                                         plan["metrics"])
             for rules in plan.get("rules", RULES):
                 outcome = interp_outcome(archive, schedule, rules)
-                entries.append(_entry(case, "interp", {"id": plan["id"], "schedule": schedule.as_json(),
+                entries.append(record_entry(case, "interp", {"id": plan["id"], "schedule": schedule.as_json(),
                                                        "rules": rules}, outcome,
                                       f"interp-{plan['id']}-{rules}"))
                 clauses += _interp_clauses(archive, outcome, rules) + list(plan.get("clauses", ()))
@@ -164,7 +164,7 @@ def attach_expectations(corpus: Path, made: list[Made], where: dict[str, Path]) 
                                         plan["metrics"])
             for profile in plan.get("profiles", PROFILES):
                 outcome = derive_outcome(archive, config, name, schedule, profile)
-                entries.append(_entry(case, "derive", {"id": plan["id"], "config": name,
+                entries.append(record_entry(case, "derive", {"id": plan["id"], "config": name,
                                                        "schedule": schedule.as_json(), "profile": profile},
                                       outcome, f"derive-{plan['id']}-{profile}"))
                 clauses += list(_DERIVE_ALWAYS) + declared_clauses(config)

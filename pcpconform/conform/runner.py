@@ -60,6 +60,7 @@ from pcpconform.conform.verdicts import (
     isolation_failure,
 )
 from pcpconform.errors import UsageError
+from pcpconform.io.setform import log_base_name
 from pcpconform.version import __version__
 
 __all__ = ["ConformReport", "Sessions", "Unit", "select_units", "select_cases", "skip_reason", "run_unit", "run_case",
@@ -73,6 +74,8 @@ WORK_DIR = "work"
 REQUEST_FILE = "request.json"
 #: what a writer writes, in its private directory
 WRITTEN = "written"
+#: the directory in ``work`` holding an archive set's members (CONF-SET-1)
+SET_DIR = "set"
 
 Progress = Callable[["CaseResult"], None]
 
@@ -124,7 +127,8 @@ class Unit:
 
 
 def _is_archive(case: Case) -> bool:
-    return bool(case.data.get("format", "archive") == "archive")
+    """An archive or archive-set case: not the MMV suites'."""
+    return bool(case.data.get("format", "archive") in ("archive", "set"))
 
 
 def _entries(case: Case, suite: str) -> list[tuple[str, dict[str, Any]]]:
@@ -233,12 +237,16 @@ def query_capabilities(argv: Sequence[str], timeout: float) -> Capabilities:
 
 def _private_copy(unit: Unit, work: Path) -> Path:
     """Copy the case's files the unit needs (never its expected outputs) into ``work``;
-    the archive's base name there."""
+    the archive's base name there. An archive set's members go into ``work/set``, and the
+    set is that directory, or its members joined with commas (CONF-SET-1)."""
     case, entry = unit.case, unit.entry or {}
     expected = case.data["expected"]
     outputs = {expected.get("dump"), expected.get("export")} | {
         e.get(k) for s in ("interp", "derive") for e in expected.get(s, ()) for k in ("result", "libpcp_result")}
     fixture = case.data.get("fixture")
+    members = set(case.data["set"]["members"]) if case.format == "set" else set()
+    if members:
+        (work / SET_DIR).mkdir()
     for name in case.data["files"]:
         # a writer gets its fixture alone: the archive it is to write is the answer
         if name in outputs or (name == fixture) != (unit.suite in ("writer", "mmv-writer")):
@@ -246,7 +254,12 @@ def _private_copy(unit: Unit, work: Path) -> Path:
         if unit.suite == "derive" and name.endswith(".conf") and name != entry.get("config"):
             continue
         if (case.path / name).is_file():
-            shutil.copyfile(case.path / name, work / name)
+            found = log_base_name(name)
+            inside = members and found is not None and found[0] in members
+            shutil.copyfile(case.path / name, work / SET_DIR / name if inside else work / name)
+    if members:
+        listed = case.data["set"].get("list")
+        return Path(",".join(str(work / SET_DIR / m) for m in listed)) if listed else work / SET_DIR
     return work / str(case.data["file" if unit.suite in MMV_SUITES else "archive"])
 
 
@@ -275,7 +288,7 @@ def _digest(path: Path) -> str:
 
 
 def _inputs(work: Path) -> dict[str, str]:
-    return {p.name: _digest(p) for p in sorted(work.iterdir()) if p.is_file()}
+    return {p.relative_to(work).as_posix(): _digest(p) for p in sorted(work.rglob("*")) if p.is_file()}
 
 
 def _stat_tree(root: Path) -> dict[str, tuple[int, int]]:

@@ -18,15 +18,22 @@ from typing import Any
 
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.check.sets import check_set_and_members
 from pcpconform.conform.build import corpus_files, dump_bytes
 from pcpconform.conform.coverage import Coverage, load_exceptions
-from pcpconform.conform.expected import Outcome, Schedule, derive_outcome, document_bytes, interp_outcome
+from pcpconform.conform.expected import (
+    Outcome,
+    Schedule,
+    derive_outcome,
+    document_bytes,
+    interp_outcome,
+    replay_source,
+)
 from pcpconform.conform.manifest import CASE_FILE, KINDS, Case, ManifestError, load_corpus
 from pcpconform.conform.salvage_cases import salvage_expectation
 from pcpconform.errors import PcpConformError
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.io.archive import Archive
 
 __all__ = ["Sanity", "spec_clauses", "sanity", "check_case"]
 
@@ -110,6 +117,8 @@ def check_case(case: Case) -> list[str]:
             for c in expected["warning_codes"] if RULES[c].severity == Severity.ERROR]
     if case.format == "mmv":
         report = _mmv_report(case.base)
+    elif case.format == "set":
+        report = check_set_and_members(case.source)
     else:
         report = check_archive(case.base, **case.data.get("check_options", {}))
     errors = {d.code for d in report.diagnostics if d.severity == Severity.ERROR}
@@ -193,14 +202,16 @@ def _replay_problems(case: Case) -> list[str]:
         return []
     out = []
     try:
-        archive = Archive(case.base)
         for entry in entries[0]:
-            got = interp_outcome(archive, Schedule.from_json(entry["schedule"]), entry["rules"])
+            schedule = Schedule.from_json(entry["schedule"])
+            archive = replay_source(case.base, entry["rules"], schedule.interval_nsec)
+            got = interp_outcome(archive, schedule, entry["rules"])
             out += _outcome_problems(case, entry, got, f"interp {entry['id']} ({entry['rules']})")
         for entry in entries[1]:
             config = (case.path / entry["config"]).read_bytes()
-            got = derive_outcome(archive, config, entry["config"], Schedule.from_json(entry["schedule"]),
-                                 entry["profile"])
+            schedule = Schedule.from_json(entry["schedule"])
+            archive = replay_source(case.base, entry["profile"], schedule.interval_nsec)
+            got = derive_outcome(archive, config, entry["config"], schedule, entry["profile"])
             out += _outcome_problems(case, entry, got, f"derive {entry['id']} ({entry['profile']})")
     except (PcpConformError, OSError, KeyError) as exc:
         out.append(f"the replays cannot be computed: {exc}")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pcpconform.check import corpus
+from pcpconform.check.corpus.sets import SET_CASES
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 
@@ -81,9 +82,16 @@ def test_every_error_code_is_covered_or_explained(built: Built) -> None:
     for code, reason in uncovered.items():
         assert code in RULES and reason.strip()
         assert code not in covered, f"{code} is covered and listed as uncovered"
-    # MMV rules have their own corpus (pcpconform.check.mmv.corpus)
+    # MMV rules have their own corpus (pcpconform.check.mmv.corpus), the rules across a
+    # set's members theirs (pcpconform.check.corpus.sets): every error of those has a case
+    set_errors = {code for code, r in RULES.items() if r.severity == Severity.ERROR and code.startswith("set.")}
+    set_covered = {code for case in SET_CASES for code in case.errors}
+    # without a set case (tests/unit/test_check_sets.py checks both): a set with no member,
+    # and a name bound to two pmIDs (made by editing a member's names in place)
+    set_explained = {"set.empty", "set.name-pmid"}
+    assert set_errors - set_covered - set_explained == set()
     errors = {code for code, r in RULES.items() if r.severity == Severity.ERROR
-              and not code.startswith("mmv.")}
+              and not code.startswith(("mmv.", "set."))}
     missing = sorted(errors - covered - set(uncovered))
     assert not missing, f"error codes with no case and no reason: {missing}"
 

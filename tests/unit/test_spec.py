@@ -44,7 +44,8 @@ def test_clause_ids_are_unique() -> None:
 
 @pytest.mark.parametrize("prefix,chapter", [("FMT-", "archive-format.md"),
                                             ("DUMP-", "dump-jsonl.md"),
-                                            ("GEN-", "fixtures.md"), ("FIX-", "fixtures.md")])
+                                            ("GEN-", "fixtures.md"), ("FIX-", "fixtures.md"),
+                                            ("SET-", "sets.md")])
 def test_each_chapter_defines_its_clauses(prefix: str, chapter: str) -> None:
     assert any(cid.startswith(prefix) and f == chapter for cid, f in _clauses())
 
@@ -52,7 +53,7 @@ def test_each_chapter_defines_its_clauses(prefix: str, chapter: str) -> None:
 def test_clause_references_exist() -> None:
     defined = {cid for cid, _ in _clauses()}
     text = "\n".join(p.read_text(encoding="utf-8") for p in _chapters())
-    cited = set(re.findall(r"\b((?:FMT|DUMP|FIX|GEN)-[A-Z]+(?:-\d+)?)\b", text))
+    cited = set(re.findall(r"\b((?:FMT|DUMP|FIX|GEN|SET)-[A-Z]+(?:-\d+)?)\b", text))
     # an area name alone (e.g. "DUMP-VAL") may be cited as the group of its clauses
     groups = {cid.rsplit("-", 1)[0] for cid in defined}
     assert cited - defined - groups == set()

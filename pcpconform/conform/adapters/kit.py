@@ -35,6 +35,7 @@ from pcpconform.check.rules import Severity
 from pcpconform.dump.jsonl import write_jsonl
 from pcpconform.errors import PcpConformError
 from pcpconform.io.archive import Archive
+from pcpconform.io.setform import is_set_source
 from pcpconform.version import __version__
 
 __all__ = ["CAPABILITIES", "main", "answer", "serve"]
@@ -55,7 +56,11 @@ class Failed(Exception):
 
 
 def validator(base: str, out: TextIO, options: dict[str, Any]) -> int:
-    report = check_archive(base, **options)
+    if is_set_source(base):             # an archive set: its members, and the rules between them
+        from pcpconform.check.sets import check_set_and_members
+        report = check_set_and_members(base)
+    else:
+        report = check_archive(base, **options)
     valid = not any(d.severity == Severity.ERROR for d in report.diagnostics)
     out.write(json.dumps({"valid": valid, "codes": sorted(report.codes())}) + "\n")
     return 0 if valid else 1
@@ -63,6 +68,11 @@ def validator(base: str, out: TextIO, options: dict[str, Any]) -> int:
 
 def reader(base: str, out: TextIO) -> int:
     try:
+        if is_set_source(base):
+            from pcpconform.dump.setdump import write_set_jsonl
+            from pcpconform.io.archiveset import ArchiveSet
+            write_set_jsonl(ArchiveSet(base), out)
+            return 0
         write_jsonl(Archive(base), out)
     except PcpConformError as exc:
         raise Failed(str(exc)) from None
@@ -121,16 +131,17 @@ def _request(path: str) -> dict[str, Any]:
 
 def interp(base: str, request_file: str, out: TextIO) -> int:
     from pcpconform.format.pmtypes import Timestamp
+    from pcpconform.io.archiveset import open_source
     from pcpconform.oracles.interp.replay import Replay
     from pcpconform.oracles.interp.report import samples_json
 
     request = _request(request_file)
     sched = request["schedule"]
     try:
-        archive = Archive(base)
+        interval = int(sched["interval_nsec"])
+        archive = open_source(base, profile=request["rules"], direction=1 if interval >= 0 else -1)
         pmids = [int(archive.desc(m).pmid) for m in sched["metrics"]]
         start = Timestamp(int(sched["start"]["sec"]), int(sched["start"]["nsec"]))
-        interval = int(sched["interval_nsec"])
         replay = Replay(archive, pmids, rules=request["rules"], from_time=start if interval > 0 else None)
         samples = replay.schedule(start, interval, int(sched["samples"]))
     except (PcpConformError, KeyError, ValueError) as exc:
@@ -141,13 +152,15 @@ def interp(base: str, request_file: str, out: TextIO) -> int:
 
 def derive(base: str, request_file: str, out: TextIO) -> int:
     # the derive pipeline is heavy to import: only the derive suite pays for it
-    from pcpconform.conform.expected import Schedule, derive_document
+    from pcpconform.conform.expected import Schedule, derive_document, replay_source
 
     request = _request(request_file)
     config = Path(str(request["config"]))
     try:
-        doc, diagnostics = derive_document(Archive(base), config.read_bytes(), config.name,
-                                           Schedule.from_json(request["schedule"]), str(request["profile"]))
+        schedule = Schedule.from_json(request["schedule"])
+        archive = replay_source(base, str(request["profile"]), schedule.interval_nsec)
+        doc, diagnostics = derive_document(archive, config.read_bytes(), config.name, schedule,
+                                           str(request["profile"]))
     except (PcpConformError, OSError, KeyError, ValueError) as exc:
         raise Failed(f"derive: {exc}") from None
     out.write(json.dumps({"kind": "derive", "result": doc, "diagnostics": diagnostics}) + "\n")

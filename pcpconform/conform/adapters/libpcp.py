@@ -483,6 +483,8 @@ def _capabilities(target: LibpcpTarget) -> int:
     if "writer" in caps.get("suites", []):
         caps["unsupported"] = [f"writer/{tag}" for tag in WRITER_UNSUPPORTED]      # that suite's only
     caps["suites"] = [*caps.get("suites", []), "mmv-writer"]        # libpcp_mmv, through ctypes
+    # archive sets are measured against libpcp by tests/differential/test_sets_*, not here
+    caps["unsupported"] = [*caps.get("unsupported", []), "set"]
     # beyond CONF-CAP-1 (ignored by the runner): what the reader's dump takes from libpcp
     caps["reader_from_libpcp"] = {k: list(v) for k, v in FROM_LIBPCP.items()}
     print(json.dumps(caps))

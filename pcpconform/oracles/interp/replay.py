@@ -117,6 +117,16 @@ class Replay(Observations):
         self._cached = None
         self.direction = 1
 
+    def end_of_log(self, times: list[float], prev: float | None) -> list[bool]:
+        """Whether each of consecutive fetches at ``times`` (after one at ``prev``) is end of
+        log: more than 1 ms before the start or after the end (libpcp compares the
+        difference); an archive set says it for itself (spec/sets.md SET-EOL-1)."""
+        rule = getattr(self.archive, "end_of_log", None)
+        if rule is not None:
+            flags: list[bool] = rule(times, prev, self.end, self.rel)
+            return flags
+        return [t < -EDGE or t - self.end > EDGE for t in times]
+
     def lifetimes(self, pmid: int) -> Lifetimes | None:
         """INTERP-EXIST-2's table for metric ``pmid``: per instance (first record listing it,
         first later record omitting it); None when its domain has no lifetimes."""
@@ -186,8 +196,11 @@ class Replay(Observations):
 
     def _index_point(self, t: float) -> float | None:
         """The time of the index entry libpcp's first positioning chooses for t: the entry
-        at t, else the nearer of the entries around t (ties to the later one)."""
-        stamps = [stamp for stamp, _ in self._index]
+        at t, else the nearer of the entries around t (ties to the later one); in an
+        archive set, among the entries of the member positioning chooses."""
+        member = getattr(self.archive, "positioned_member", None)   # an archive set's (SET-EOL-1)
+        k = member(t, self.rel) if member is not None else None
+        stamps = [stamp for stamp, e in self._index if k is None or e.member == k]
         if not stamps:
             return None
         j = next((i for i, stamp in enumerate(stamps) if stamp >= t), len(stamps))
@@ -340,7 +353,7 @@ class Replay(Observations):
                     for pmid in self.descs for inst in self.instances[pmid]
                     if self.lifetimes(pmid) is None or self._alive(self.descs[pmid], inst, t)):
                 self._fetch.positioned = None
-        if t < -EDGE or t - self.end > EDGE:   # libpcp compares the difference
+        if self.end_of_log([t], prev)[0]:
             return Sample(when, eol=True)
         if prev is None:
             between: list[float] = []

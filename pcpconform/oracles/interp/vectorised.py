@@ -36,7 +36,6 @@ from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.model import (
-    EDGE,
     FetchState,
     NoValue,
     ReplayView,
@@ -321,8 +320,7 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
     whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
     rel = replay.rel
     times = [rel(w) for w in whens]
-    end = replay.end
-    eol = [t < -EDGE or t - end > EDGE for t in times]
+    eol = replay.end_of_log(times, state.prev_time)
     marks = replay.marks
     if any(b < a for a, b in itertools.pairwise(marks)):
         raise VectorisedFallback(MARKS_OUT_OF_ORDER)     # bisect needs them sorted

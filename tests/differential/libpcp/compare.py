@@ -10,12 +10,14 @@ asked for and answered; nothing is left out on the strength of a label of the in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pcpconform.format.pmtypes import LabelType, PmID, PmInDom, PmType, TextType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.io.decoded import DecodedResult
 from pcpconform.salvage.measure import encode
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.referees import Referee
@@ -35,18 +37,33 @@ def _ts(t: Timestamp) -> list[int]:
     return [t.sec, t.nsec]
 
 
-def our_view(base: Path) -> dict[str, Any]:
-    """pm_read.py's document, as far as the kit's reader can give it (labels: see below)."""
-    a = Archive(base)
-    results: list[dict[str, Any]] = []
-    for r in a.results():
+def result_views(a: Archive, results: Iterator[DecodedResult], out: list[dict[str, Any]]) -> None:
+    """pm_read.py's form of each result, appended to ``out`` as it is read (what was read
+    before an error is kept)."""
+    for r in results:
         values = {}
         for vs in r.vsets:
+            if vs.pmid not in a.metadata.descs:
+                # a set whose members' metadata libpcp lost (SET-MEMBER-2): values it cannot
+                # look up, as pm_set.py reports them
+                values[str(PmID(vs.pmid))] = {"numval": vs.numval, "valfmt": vs.valfmt if vs.numval > 0 else None,
+                                              "values": [], "nodesc": "PM_ERR_PMID_LOG"}
+                continue
             ptype = a.desc(vs.pmid).type
             values[str(PmID(vs.pmid))] = {
                 "numval": vs.numval, "valfmt": vs.valfmt if vs.numval > 0 else None,
                 "values": [[inst, libpcp_encoding(v, ptype)] for inst, v in vs.values]}
-        results.append({"time": _ts(r.timestamp), "mark": r.is_mark, "values": values})
+        out.append({"time": _ts(r.timestamp), "mark": r.is_mark, "values": values})
+
+
+def our_view(base: Path, archive: Archive | None = None,
+             results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """pm_read.py's document, as far as the kit's reader can give it (labels: see below),
+    of ``base`` or of an opened ``archive`` (an archive set); ``results`` already read."""
+    a = archive if archive is not None else Archive(base)
+    if results is None:
+        results = []
+        result_views(a, a.results(), results)
     metrics = {}
     for d in a.descs():
         u = d.units
@@ -89,7 +106,8 @@ def our_view(base: Path) -> dict[str, Any]:
                     context = dict(labels)
     lab = a.label
     end = results[-1]["time"] if results else _ts(lab.start)
-    return {"label": {"version": a.version, "hostname": lab.hostname, "timezone": lab.timezone,
+    version = getattr(a, "label_version", a.version)     # a set reports its first member's
+    return {"label": {"version": version, "hostname": lab.hostname, "timezone": lab.timezone,
                       "zoneinfo": getattr(lab, "zoneinfo", None), "pid": lab.pid,
                       "start": _ts(lab.start)},
             "end": end, "metrics": metrics, "results": results, "indoms": indoms,

@@ -121,15 +121,16 @@ def _request(texts: list[str], indices: list[int],
 
 
 def compare(referee: Referee, profile: Profile, base: Path, texts: list[str],
-            schedule: tuple[Timestamp, int, int] | None = None) -> Comparison:
-    """Bind and replay ``texts`` (names d.e0, d.e1, ...) on both sides."""
+            schedule: tuple[Timestamp, int, int] | None = None, archive: Archive | None = None) -> Comparison:
+    """Bind and replay ``texts`` (names d.e0, d.e1, ...) on both sides; ``archive`` is what
+    the oracle reads when it is not ``base`` itself (an archive set's view)."""
     cmp = Comparison(texts)
 
     def run(indices: list[int], heap: dict[str, str] = HEAPS[0]) -> dict[str, Any]:
         return dbridge.pm_derive(referee, _request(texts, indices, schedule), base, env=heap)
 
     reply, cmp.alive, cmp.crashes = isolate(run, list(range(len(texts))))
-    archive = Archive(base)
+    archive = archive if archive is not None else Archive(base)
     for k in cmp.alive:
         cmp.ours[name_of(k)], b = _our_outcome(texts[k], name_of(k), archive, profile)
         if b is not None:

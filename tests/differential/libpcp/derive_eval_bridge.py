@@ -1,7 +1,8 @@
 """Run tests/differential/libpcp/pm_derive.py under a real libpcp (a ``Referee``).
 
 ``pm_derive(referee, request, base=None)`` writes ``request`` (see pm_derive.py) to a file,
-runs the script under the referee's system Python (on archive ``base`` if given) and
+runs the script under the referee's system Python (on archive ``base`` if given, which may
+be the directory of an archive set) and
 returns its JSON document. A process that libpcp kills raises ``LibpcpError``
 (``returncode`` < 0: the signal). Nothing here imports PCP.
 """
@@ -34,10 +35,15 @@ def pm_derive(referee: Referee, request: dict[str, Any],
         req.write_text(json.dumps(request), encoding="utf-8")
         files = [req, PM_READ]
         args: list[str | os.PathLike[str]] = [req]
-        if base is not None:
+        dirs: list[Path] = []
+        if base is not None and Path(base).is_dir():
+            dirs.append(Path(base))             # an archive set: the directory goes in whole
+            args.append(Path(base))
+        elif base is not None:
             files += archive_files(base)
             args.append(Path(base))
-        proc = referee.python(PM_DERIVE, *args, files=files, env={**(env or {}), "PCP_DERIVED_CONFIG": ""})
+        proc = referee.python(PM_DERIVE, *args, files=files, dirs=dirs,
+                              env={**(env or {}), "PCP_DERIVED_CONFIG": ""})
     if proc.returncode != 0:
         raise LibpcpError(f"pm_derive.py ({referee.name})", proc)
     answer: dict[str, Any] = json.loads(proc.stdout)

@@ -212,6 +212,8 @@ class Reader(object):
         return dict((str(i), n) for i, n in zip(insts, names))
 
     def results(self):
+        """Every result, pmFetchArchive'd; the document holds what was read so far, so a
+        caller that catches an error still has it (pm_set.py)."""
         results = []
         indoms = {}
         last_snap = {}
@@ -220,6 +222,9 @@ class Reader(object):
         # PCP 6.x: pmFetchHighResArchive; PCP 7: pmFetchArchive gives the timespec result
         fetch = getattr(self.ctx, "pmFetchHighResArchive", None) or self.ctx.pmFetchArchive
         free = getattr(self.ctx, "pmFreeHighResResult", None) or self.ctx.pmFreeResult
+        self.out["results"] = results
+        self.out["indoms"] = indoms
+        self.out["indoms_all"] = {}
         while True:
             try:
                 rp = fetch()
@@ -232,16 +237,7 @@ class Reader(object):
             values = {}
             for k in range(r.numpmid):
                 vsp = r.get_vset(k).contents
-                pmid = vsp.pmid
-                if pmid not in self.descs:
-                    self._desc_entry(pmid, self.out["metrics"])
-                vtype = self.descs[pmid].contents.type
-                ent = {"numval": vsp.numval, "valfmt": vsp.valfmt if vsp.numval > 0 else None,
-                       "values": []}
-                for j in range(max(vsp.numval, 0)):
-                    vl = r.get_vlist(k, j)
-                    ent["values"].append([vl.inst, encode_value(vsp.valfmt, vl, vtype)])
-                values[pmid_str(pmid)] = ent
+                values[pmid_str(vsp.pmid)] = self._vset_entry(r, k, vsp)
             results.append({"time": when, "mark": r.numpmid == 0, "values": values})
             free(rp)
             for indom in want_indoms:
@@ -249,16 +245,26 @@ class Reader(object):
                 if snap is not None and snap != last_snap.get(indom):
                     indoms.setdefault(indom_str(indom), []).append([when, snap])
                     last_snap[indom] = snap
-        self.out["results"] = results
-        self.out["indoms"] = indoms
-        allinst = {}
         for indom in want_indoms:
             try:
                 insts, names = self.ctx.pmGetInDomArchive(self._indom_desc(indom))
             except pmapi.pmErr:
                 continue
-            allinst[indom_str(indom)] = dict((str(i), n) for i, n in zip(insts or [], names or []))
-        self.out["indoms_all"] = allinst
+            self.out["indoms_all"][indom_str(indom)] = dict((str(i), n) for i, n in zip(insts or [], names or []))
+
+    def _vset_entry(self, r, k, vsp):
+        pmid = vsp.pmid
+        if pmid not in self.descs:
+            self._desc_entry(pmid, self.out["metrics"])
+        return self._vset_values(r, k, vsp, {"numval": vsp.numval,
+                                             "valfmt": vsp.valfmt if vsp.numval > 0 else None, "values": []})
+
+    def _vset_values(self, r, k, vsp, ent):
+        vtype = self.descs[vsp.pmid].contents.type
+        for j in range(max(vsp.numval, 0)):
+            vl = r.get_vlist(k, j)
+            ent["values"].append([vl.inst, encode_value(vsp.valfmt, vl, vtype)])
+        return ent
 
     def text(self):
         out = {}

@@ -59,6 +59,7 @@ class Referee:
     interp_rules: str       # pcpconform interp rule set that models it
     derive_profile: str     # pcpconform derive profile that models it
     version_prefix: str     # what ``pmdumplog --version`` must start with
+    set_profile: str        # pcpconform archive-set profile that models it (spec/sets.md)
 
     @property
     def system_python(self) -> str:
@@ -116,17 +117,22 @@ class Referee:
 
     def run(self, argv: Sequence[str | os.PathLike[str]], *, files: Sequence[Path] = (),
             outputs: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-            timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+            timeout: float = TIMEOUT, dirs: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` (a tool, or an interpreter and its script) under this libpcp.
 
         Arguments given as ``os.PathLike`` are paths: on the host they pass as they are; for
         a chroot each must name one of ``files`` (copied in by base name, which must be
-        distinct), an archive base name beside them, or one of ``outputs`` (files the command
-        writes, or archive base names whose files it writes), copied back afterwards.
+        distinct), an archive base name beside them, one of ``dirs`` (directories copied in
+        whole, by name: archive sets) or an archive base name in one of them, or one of
+        ``outputs`` (files the command writes, or archive base names whose files it writes),
+        copied back afterwards.
         """
         if self.root is None:
             return self._run([str(a) for a in argv], env=env, timeout=timeout)
         files = [Path(f) for f in files]
+        copied = {Path(d).resolve(): Path(d).name for d in dirs}
+        if len(set(copied.values())) != len(copied):
+            raise ValueError(f"directories to copy into the chroot share a name: {list(dirs)}")
         names = [f.name for f in files]
         if len(set(names)) != len(names):
             raise ValueError(f"files to copy into the chroot share a base name: {names}")
@@ -136,6 +142,8 @@ class Referee:
             os.chmod(host_dir, 0o755)
             for f in files:
                 shutil.copy2(f, host_dir / f.name)
+            for d, name in copied.items():
+                shutil.copytree(d, host_dir / name, symlinks=True)
             parents = {f.resolve().parent for f in files}
             out_paths = {Path(o).resolve(): Path(o) for o in outputs}
             inner_argv = []
@@ -144,6 +152,10 @@ class Referee:
                     inner_argv.append(str(a))
                     continue
                 p = Path(a).resolve()
+                if p in copied or p.parent in copied:
+                    inner_argv.append(f"{inner}/{copied[p]}" if p in copied else
+                                      f"{inner}/{copied[p.parent]}/{p.name}")
+                    continue
                 if p in out_paths or p.parent in parents or p in {f.resolve() for f in files}:
                     inner_argv.append(f"{inner}/{p.name}")
                     continue
@@ -159,15 +171,16 @@ class Referee:
 
     def python(self, script: Path, *args: str | os.PathLike[str], files: Sequence[Path] = (),
                outputs: Sequence[Path] = (), env: Mapping[str, str] | None = None,
-               timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+               timeout: float = TIMEOUT, dirs: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
         """``script ARGS`` under this PCP's system Python (-E -s: nothing of the venv)."""
         return self.run([self.system_python, "-E", "-s", Path(script), *args],
-                        files=[*files, Path(script)], outputs=outputs, env=env, timeout=timeout)
+                        files=[*files, Path(script)], outputs=outputs, env=env, timeout=timeout, dirs=dirs)
 
     def tool(self, argv: Sequence[str | os.PathLike[str]], *, files: Sequence[Path] = (),
-             outputs: Sequence[Path] = (), timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
+             outputs: Sequence[Path] = (), timeout: float = TIMEOUT,
+             dirs: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
         """A PCP tool (``pmdumplog``, ``pmlogcheck`` ...) on the given files."""
-        return self.run(argv, files=files, outputs=outputs, timeout=timeout)
+        return self.run(argv, files=files, outputs=outputs, timeout=timeout, dirs=dirs)
 
     def on_archive(self, argv: Sequence[str | os.PathLike[str]], base: os.PathLike[str] | str,
                    timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
@@ -178,8 +191,8 @@ class Referee:
 _ROOT = Path(os.environ.get("PCPCONFORM_CHROOTS", "/opt/pcpconform"))
 
 REFEREES: tuple[Referee, ...] = (
-    Referee("pcp-6.0.3", "bookworm", None, "pcp-6.0", "pcp-6.0", "6.0."),
-    Referee("pcp-6.3", "trixie", _ROOT / "trixie", "pcp-6.3", "pcp-6.3", "6.3."),
-    Referee("pcp-7", "sid", _ROOT / "sid", "pcp-6.3", "pcp-7", "7."),
+    Referee("pcp-6.0.3", "bookworm", None, "pcp-6.0", "pcp-6.0", "6.0.", "pcp-6.0"),
+    Referee("pcp-6.3", "trixie", _ROOT / "trixie", "pcp-6.3", "pcp-6.3", "6.3.", "pcp-6.3"),
+    Referee("pcp-7", "sid", _ROOT / "sid", "pcp-6.3", "pcp-7", "7.", "pcp-7"),
 )
 BY_NAME = {r.name: r for r in REFEREES}

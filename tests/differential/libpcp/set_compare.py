@@ -1,0 +1,95 @@
+"""The kit's side of an archive set, in the form pm_set.py reads it (set_bridge.set_read),
+and the differences between the two.
+
+``kit_document(name, profile)`` opens the set as ``ArchiveSet`` does under ``profile``:
+``{"open_error": PM_ERR_...}`` when the kit refuses the set, else compare.our_view's
+document of the set with ``error`` (the PMAPI error the kit's forward pass ends with, the
+results before it kept), ``text_at_open`` and ``text`` (help text when opened and after the
+forward pass: PCP 6.0 reloads each member's text as the pass reaches it, SET-META-3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pcpconform.errors import FormatError, UsageError
+from pcpconform.format.pmtypes import PmID, PmInDom, TextType
+from pcpconform.io.archiveset import ArchiveSet, libpcp_error
+from tests.differential.libpcp.compare import our_view, reader_differences, result_views
+
+__all__ = ["kit_document", "set_differences"]
+
+
+def _text(md_text: dict[tuple[int, int], str]) -> dict[str, str]:
+    out = {}
+    for (kind, ident), body in md_text.items():
+        target = "indom" if kind & TextType.INDOM else "pmid"
+        ident_s = str(PmInDom(ident)) if target == "indom" else str(PmID(ident))
+        cls = "oneline" if kind & TextType.ONELINE else "help"
+        out[f"{target}:{ident_s}:{cls}"] = body
+    return out
+
+
+def kit_document(name: str, profile: str) -> dict[str, Any]:
+    try:
+        s = ArchiveSet(name, profile=profile)
+    except (FormatError, UsageError) as exc:
+        return {"open_error": libpcp_error(exc), "why": str(exc)}
+    if s.end() is None:
+        # pm_set.py asks pmGetArchiveEnd first: it fails when the last member holds no
+        # record libpcp can read
+        return {"open_error": "PM_ERR_LOGREC", "why": "the last member holds no readable record"}
+    results: list[dict[str, Any]] = []
+    error = None
+    reached = len(s.members)
+    try:
+        result_views(s, s.results(), results)
+    except FormatError as exc:
+        error = libpcp_error(exc)
+        reached = _members_reached(s, exc)
+    doc = our_view(s.files.base, s, results)
+    doc["end"] = [s.end().sec, s.end().nsec] if s.end() is not None else doc["end"]
+    doc["error"] = error
+    doc["text_at_open"] = doc["text"]
+    if profile == "pcp-6.0":
+        # the pass reopened every member it reached, in time order (SET-META-3)
+        after = dict(s.metadata.text)
+        for m in s.members[:reached]:
+            after.update(m.archive.metadata.text)
+        doc["text"] = _text(after)
+    return doc
+
+
+def _members_reached(s: ArchiveSet, exc: FormatError) -> int:
+    """How many members the forward pass opened before ``exc`` stopped it: those up to the
+    one after an overlapping seam (the switch is made, then fails), or up to the damaged one."""
+    if exc.code == "set.overlap":
+        seam = next(seam for seam in s.seams() if seam.overlap)
+        return seam.before + 2
+    for k, m in enumerate(s.members):
+        if exc.location.file in {p.name for p in m.archive.files.all_paths()}:
+            return k + 1
+    return len(s.members)
+
+
+def set_differences(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
+    """Every difference between libpcp's reading of a set and the kit's."""
+    if "open_error" in theirs or "open_error" in ours:
+        if theirs.get("open_error") != ours.get("open_error"):
+            return [f"opening: libpcp {theirs.get('open_error')}, ours {ours.get('open_error')} "
+                    f"({ours.get('why', '')})"]
+        return []
+    out = reader_differences(theirs, ours)
+    if theirs["error"] != ours["error"]:
+        out.append(f"forward pass ends: libpcp {theirs['error']}, ours {ours['error']}")
+    if theirs["text_at_open"] != {k: v for k, v in ours["text_at_open"].items()
+                                  if k.rsplit(":", 1)[0] in _asked(theirs, named=True)}:
+        out.append(f"help text at open: libpcp {theirs['text_at_open']}, ours {ours['text_at_open']}")
+    return out
+
+
+def _asked(theirs: dict[str, Any], named: bool = False) -> set[str]:
+    """What pm_set.py looked help text up for: metrics (with a name when it looks up right
+    after opening), and their instance domains."""
+    metrics = {p: d for p, d in theirs["metrics"].items() if d["names"] or not named}
+    return {f"pmid:{p}" for p in metrics} | {f"indom:{d['indom']}" for d in metrics.values() if d["indom"]}
