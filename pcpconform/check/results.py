@@ -13,13 +13,13 @@ from collections.abc import Iterable
 
 from pcpconform.check import times
 from pcpconform.check.columns import ResultColumns
-from pcpconform.check.frames import volume_records
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
 from pcpconform.check.values import ValueChecks
 from pcpconform.errors import FormatError
 from pcpconform.format.schema import LABEL_SIZE, structs
 from pcpconform.io.bulk import DecodedResult, decode_result
+from pcpconform.io.frames import volume_records
 from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["check_volume"]

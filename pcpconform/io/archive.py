@@ -25,6 +25,7 @@ from pcpconform.format.schema import (
 )
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
+from pcpconform.io.frames import volume_records
 from pcpconform.io.meta import parse_meta
 from pcpconform.io.reader import Component, RawRecord
 
@@ -222,7 +223,7 @@ class Archive:
                 if comp.version != self.version:
                     raise FormatError(f"volume is version {comp.version}, .meta is {self.version}",
                                       Location(path.name, 0, 4, "label.magic"), "label.version")
-                for record in comp.records():
+                for record in volume_records(comp, self.stats):
                     yield vol, record
 
     def results(self) -> Iterator[DecodedResult]:

@@ -33,6 +33,7 @@ from pcpconform.io.archive import Archive, Desc, _Metadata
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.decoded import DecodedResult, result_head
 from pcpconform.io.files import ArchiveFiles
+from pcpconform.io.frames import volume_records
 from pcpconform.io.reader import Component, RawRecord
 from pcpconform.io.setform import SET_PROFILES, SetError, namelist, open_member
 from pcpconform.io.setmeta import check_descs, merge_metadata
@@ -133,7 +134,7 @@ def last_record_time(archive: Archive) -> Timestamp | None:
         try:
             with Component(archive.files.volumes[vol]) as comp:
                 version = comp.version
-                for record in comp.records():
+                for record in volume_records(comp, archive.stats):
                     spans.append((record.offset, len(record.data)))
                     last = record
                 whole = not comp.trailing
@@ -156,7 +157,7 @@ def last_record_time(archive: Archive) -> Timestamp | None:
         found: dict[int, Timestamp | None] = {}
         try:
             with Component(archive.files.volumes[vol]) as comp:
-                for record in comp.records():
+                for record in volume_records(comp, archive.stats):
                     if record.offset in wanted:
                         found[record.offset] = readable(record, version)
         except FormatError:

@@ -1,4 +1,4 @@
-"""Chunked framing of plain data volumes (check/frames.py) = the reader's framing: the same
+"""Chunked framing of plain data volumes (io/frames.py) = the reader's framing: the same
 records, the same bytes kept as a clean end, the same error at the same place."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check import frames
-from pcpconform.check.frames import volume_records
 from pcpconform.errors import FormatError
 from pcpconform.fastpath import PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.schema import LABEL_SIZE
+from pcpconform.io import frames
+from pcpconform.io.frames import volume_records
 from pcpconform.io.reader import Component, RawRecord
 
 ROOT = Path(__file__).resolve().parents[2]

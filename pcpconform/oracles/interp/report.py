@@ -25,6 +25,9 @@ FORMAT = {"kind": "interp", "format": "pcpconform-interp", "format_version": 1}
 _Row = tuple[int, str, Any, int, list[tuple[int, str | None, Any]]]
 
 
+_NO_NAMES: dict[int, str] = {}
+
+
 class _Rows:
     """(pmid, metric name, desc, value type, [(inst, name, value)]) per metric of a sample,
     for one document: descriptors, names and each instance domain's history looked up once
@@ -37,6 +40,9 @@ class _Rows:
         self.metrics: dict[int, tuple[str, Any, int, str]] = {}
         self.histories: dict[int, tuple[list[Any], list[Any]]] = {}
         self.names_at: dict[tuple[int, int], dict[int, str]] = {}
+        # the last table made per domain: an equal one is shared, so that what is cached per
+        # table (write_csv's rows) stays one per distinct table, not one per record
+        self.last_names: dict[int, dict[int, str]] = {}
 
     def metric(self, pmid: int) -> tuple[str, Any, int, str]:
         """(name, desc, value type, pmID text)."""
@@ -50,7 +56,7 @@ class _Rows:
 
     def names(self, desc: Any, s: Sample) -> dict[int, str]:
         if desc.indom.is_null:
-            return {}
+            return _NO_NAMES        # one object: callers cache by the table's identity
         indom = int(desc.indom)
         known = self.histories.get(indom)
         if known is None:
@@ -63,7 +69,10 @@ class _Rows:
             names = dict(history[pos - 1].instances) if pos else {}
             if not names:
                 names = {i: n for r in history for i, n in r.instances.items()}
-            self.names_at[(indom, pos)] = names
+            last = self.last_names.get(indom)
+            if last == names:
+                names = last
+            self.last_names[indom] = self.names_at[(indom, pos)] = names
         return names
 
     def __call__(self, s: Sample) -> Iterator[_Row]:

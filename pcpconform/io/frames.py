@@ -6,7 +6,7 @@ framed here from 1 MiB chunks instead, for as long as its records are whole and 
 trailers agree; at the first record that is not (a bad length, a trailer that differs,
 stray bytes at the end) the reader's own framing takes over at that record's offset, so
 every framing finding is the reader's, word for word. This is the registered fast path
-``check.frames`` of ``Component.records``; a compressed component, or anything but a
+``io.frames`` of ``Component.records``; a compressed component, or anything but a
 regular file, it declines (``FrameReason``).
 """
 
@@ -58,10 +58,10 @@ def volume_records(comp: Component, stats: PathStats) -> Iterator[RawRecord]:
     try:
         stream = _plain_stream(comp)
     except Declined as declined:
-        stats.decline("check.frames", declined.reason)
+        stats.decline("io.frames", declined.reason)
         yield from comp.records()
         return
-    stats.answered["check.frames"] += 1
+    stats.answered["io.frames"] += 1
     with stream:
         try:
             yield from _framed(comp, stream)
@@ -123,5 +123,5 @@ def _chunked(comp: Component) -> Iterator[RawRecord]:
         yield from _framed(comp, stream)
 
 
-FRAMES = register("check.frames", reference=lambda path: _framing(path, False),
+FRAMES = register("io.frames", reference=lambda path: _framing(path, False),
                   fast=lambda path: _framing(path, True), reasons=FrameReason, inputs="volume-file")
