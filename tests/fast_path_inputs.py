@@ -159,6 +159,7 @@ class Families:
             "archive-result": self.archive_result,
             "volume-file": self.volume_file,
             "archive": self.archive,
+            "archive-object": self.archive_object,
             "derive-schedule": self.derive_schedule,
             "interp-schedule": self.interp_schedule,
             "interp-archive": self.interp_archive,
@@ -325,6 +326,13 @@ class Families:
 
     def archive(self, data: st.DataObject) -> tuple[Any, ...]:
         return (self._written(self._files(data)),)
+
+    def archive_object(self, data: st.DataObject) -> tuple[Any, ...]:
+        try:
+            return (Archive(self._written(self._files(data))),)
+        except PcpConformError:
+            assume(False)
+            raise
 
     def derive_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_metrics=5, max_samples=7)

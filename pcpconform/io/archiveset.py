@@ -30,11 +30,11 @@ from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive, Desc, _Metadata
+from pcpconform.io.archiveend import last_record_time
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.decoded import DecodedResult, result_head
 from pcpconform.io.files import ArchiveFiles
-from pcpconform.io.frames import volume_records
-from pcpconform.io.reader import Component, RawRecord
+from pcpconform.io.reader import RawRecord
 from pcpconform.io.setform import SET_PROFILES, SetError, namelist, open_member
 from pcpconform.io.setmeta import check_descs, merge_metadata
 from pcpconform.io.setrecords import backward_mark_time, forward_mark_time, mark_record, v2_result_as_v3
@@ -108,73 +108,6 @@ class Seam:
     forward_mark_nsec: int          # as libpcp reports it (SET-REPLAY-1)
     backward_mark: Timestamp
     overlap: bool                   # end > start: libpcp's switch fails (SET-REPLAY-5)
-
-
-def last_record_time(archive: Archive) -> Timestamp | None:
-    """pmGetArchiveEnd (``__pmGetArchiveEnd_ctx``): the time of the last record of the last
-    volume holding one, found as libpcp finds it: the record that ends the file, when it is
-    whole and readable; else, from the last index entry in the volume, the records read
-    forwards until one is not (the one ending at that entry must be readable, or there is
-    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC). Records are framed,
-    not decoded, except those libpcp reads."""
-    types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
-    entries: list[Any] | None = None
-
-    def readable(record: RawRecord, version: int) -> Timestamp | None:
-        try:
-            return decode_result(record, version, types, archive.stats).timestamp
-        except FormatError:
-            return None
-
-    for vol in sorted(archive.files.volumes, reverse=True):
-        spans: list[tuple[int, int]] = []           # offset, length of each whole record
-        last: RawRecord | None = None
-        version = archive.version
-        whole = True
-        try:
-            with Component(archive.files.volumes[vol]) as comp:
-                version = comp.version
-                for record in volume_records(comp, archive.stats):
-                    spans.append((record.offset, len(record.data)))
-                    last = record
-                whole = not comp.trailing
-        except FormatError:
-            whole = False
-        if last is None:
-            continue
-        if whole:
-            stamp = readable(last, version)
-            if stamp is not None:
-                return stamp
-        if entries is None:
-            entries = list(archive.index_entries()) if archive.files.index is not None else []
-        size = spans[-1][0] + spans[-1][1]
-        mine = [e.off_data for e in entries if e.vol == vol and e.off_data <= size]
-        if not mine:
-            continue
-        logend = mine[-1]
-        wanted = {offset for offset, length in spans if offset >= logend or offset + length == logend}
-        found: dict[int, Timestamp | None] = {}
-        try:
-            with Component(archive.files.volumes[vol]) as comp:
-                for record in volume_records(comp, archive.stats):
-                    if record.offset in wanted:
-                        found[record.offset] = readable(record, version)
-        except FormatError:
-            pass                        # the damage after the records framed above
-        before = [o for o, length in spans if o + length == logend]
-        if logend > spans[0][0] and (not before or found.get(before[0]) is None):
-            return None                 # "badly damaged"
-        end = None
-        for offset, _ in spans:
-            if offset < logend:
-                continue
-            if found.get(offset) is None:
-                break
-            end = found[offset]
-        if end is not None:
-            return end
-    return None
 
 
 def open_source(name: str | os.PathLike[str], *, profile: str = "pcp-6.3", direction: int = 1) -> Archive:

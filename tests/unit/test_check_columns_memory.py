@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check import frames
 from pcpconform.check.engine import check_archive
 from pcpconform.check.state import VolumeInfo
 from pcpconform.fastpath import PathStats
 from pcpconform.format.pmtypes import PM_INDOM_NULL, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.io import frames
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet
 from pcpconform.io.encode import encode_result
 from pcpconform.io.writer import ArchiveWriter, LabelFields
