@@ -74,6 +74,8 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
         mine = member.metadata
         for pmid, desc in mine.descs.items():
             old = md.descs.get(pmid)
+            if old is None and n > 0 and profile == "pcp-6.0":
+                continue            # PCP 6.0 knows the first member's metrics alone (SET-META-4)
             if old is None:
                 md.descs[pmid] = desc
             else:
