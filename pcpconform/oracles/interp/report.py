@@ -43,6 +43,8 @@ class _Rows:
         # the last table made per domain: an equal one is shared, so that what is cached per
         # table (write_csv's rows) stays one per distinct table, not one per record
         self.last_names: dict[int, dict[int, str]] = {}
+        self.sample_time: Any = None
+        self.sample_names: dict[Any, dict[int, str]] = {}
 
     def metric(self, pmid: int) -> tuple[str, Any, int, str]:
         """(name, desc, value type, pmID text)."""
@@ -57,6 +59,14 @@ class _Rows:
     def names(self, desc: Any, s: Sample) -> dict[int, str]:
         if desc.indom.is_null:
             return _NO_NAMES        # one object: callers cache by the table's identity
+        if s.time is not self.sample_time:     # the metrics of one sample share the lookups
+            self.sample_time, self.sample_names = s.time, {}
+        got = self.sample_names.get(desc.indom)
+        if got is None:
+            got = self.sample_names[desc.indom] = self._names_at(desc, s)
+        return got
+
+    def _names_at(self, desc: Any, s: Sample) -> dict[int, str]:
         indom = int(desc.indom)
         known = self.histories.get(indom)
         if known is None:
