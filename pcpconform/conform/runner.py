@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import hashlib
 import io
 import json
 import os
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pcpconform.check.distributed import Cluster, worker_problem
+from pcpconform.conform.isolation import WORK_DIR, input_digests, isolation_problem, stat_tree
 from pcpconform.conform.manifest import Case, ManifestError, load_corpus
 from pcpconform.conform.persistent import Reply, Session
 from pcpconform.conform.protocol import (
@@ -68,8 +68,6 @@ __all__ = ["ConformReport", "Sessions", "Unit", "select_units", "select_cases", 
            "query_capabilities", "run_conformance", "DEFAULT_TIMEOUT", "WORK_DIR", "REQUEST_FILE"]
 
 DEFAULT_TIMEOUT = 60.0
-#: the name of a unit's private directory, inside a directory of its own (CONF-RUN-1)
-WORK_DIR = "work"
 #: the request file of an interp or derive unit, in its private directory
 REQUEST_FILE = "request.json"
 #: what a writer writes, in its private directory
@@ -283,40 +281,6 @@ def _args(unit: Unit, work: Path, base: Path) -> list[str]:
     return [unit.suite, str(base), str(work / REQUEST_FILE)]
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _inputs(work: Path) -> dict[str, str]:
-    return {p.relative_to(work).as_posix(): _digest(p) for p in sorted(work.rglob("*")) if p.is_file()}
-
-
-def _stat_tree(root: Path) -> dict[str, tuple[int, int]]:
-    out = {}
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            with contextlib.suppress(OSError):
-                st = os.stat(os.path.join(dirpath, name))
-                out[os.path.join(dirpath, name)] = (st.st_size, st.st_mtime_ns)
-    return out
-
-
-def _isolation(unit: Unit, home: Path, work: Path, before: dict[str, str],
-               case_stat: dict[str, tuple[int, int]]) -> str | None:
-    """What the implementation changed that it must not have (CONF-ISO-1), or None."""
-    changed = [n for n, d in before.items() if not (work / n).is_file() or _digest(work / n) != d]
-    if changed:
-        return f"it changed or removed its input file {', '.join(changed)}"
-    beside = sorted(p.name for p in home.iterdir() if p.name != WORK_DIR)
-    if beside:
-        return f"it wrote outside its directory: {', '.join(beside)}"
-    now = _stat_tree(unit.case.path)
-    if now != case_stat:
-        touched = sorted(set(now.items()) ^ set(case_stat.items()))
-        return f"it changed the corpus: {touched[0][0]}"
-    return None
-
-
 # -- running -------------------------------------------------------------------------------
 
 
@@ -470,7 +434,7 @@ def _run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: floa
         work.mkdir()
         base = _private_copy(unit, work)
         args = _args(unit, work, base)
-        before, case_stat = _inputs(work), _stat_tree(unit.case.path)
+        before, case_stat = input_digests(work), stat_tree(unit.case.path)
         if sessions is None:
             env = dict(os.environ)
             if options:
@@ -486,7 +450,7 @@ def _run_unit(argv: Sequence[str], unit: Unit, caps: Capabilities, timeout: floa
             with sessions.one() as session:
                 reply = session.run(request, timeout)
             result = _from_reply(unit, reply, timeout, work)
-        problem = _isolation(unit, home, work, before, case_stat)
+        problem = isolation_problem(unit.case.path, home, work, before, case_stat)
     return result if problem is None else isolation_failure(result, problem)
 
 
