@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.mmv_kernel import VALUE_LINES
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     MMV_TYPES,
@@ -88,10 +90,11 @@ class Block:
     ``text`` give chunks of lines joined by newlines, without a final one."""
 
     def __init__(self, kind: str, count: int, jsonl: Callable[[], list[str]],
-                 text: Callable[[], list[str]]) -> None:
+                 text: Callable[[], list[str]], source: tuple[Any, ...] = ()) -> None:
         self.kind = kind
         self.count = count
         self._jsonl, self._text = jsonl, text
+        self.source = source        # a value block's (values, lo, hi): the kernel's arguments
 
     def jsonl(self) -> list[str]:
         return self._jsonl()
@@ -181,6 +184,24 @@ class _Values:
         self._hex: list[str] | None = None
         self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
         self._columns: dict[str, Any] | None = None
+
+    def positions(self) -> Any:
+        """Each row's index into ``metrics``, as intp."""
+        return np.ascontiguousarray(self.pos, np.intp)
+
+    def metric_columns(self) -> list[tuple[int, bool, str, str, str]]:
+        """Per metric, what the kernel writes of it: type, singular, the value line's
+        members from name to pmid, the listing's head and name."""
+        return [(m.type, is_singular(m.indom), m.json_part, f"  [{m.item}/", m.text_name)
+                for m in self.metrics]
+
+    def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
+        """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
+        and name as JSON and the listing's part."""
+        ids, names, texts = self.instances()
+        keys = sorted(self.inst_at)
+        return (np.array(keys, np.uint64).tobytes(), list(map(ids.__getitem__, keys)),
+                list(map(names.__getitem__, keys)), list(map(texts.__getitem__, keys)))
 
     def hexes(self) -> list[str]:
         if self._hex is None:
@@ -303,15 +324,17 @@ class _Values:
 
 
 def value_rows(data: bytes, base: int, count: int, flags: int,
-               metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]
-               ) -> tuple[list[bool], Callable[[int, int], Block]]:
+               metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
+               stats: PathStats) -> tuple[list[bool], Callable[[int, int], Block]]:
     """Which rows of the values section the columns make, and a maker of the block of rows
-    lo..hi (all of them clean)."""
+    lo..hi (all of them clean), whose lines the compiled kernel makes where it can
+    (``dump.mmv-values``, counted in ``stats``)."""
     values = _Values(data, base, count, flags, metric_at, inst_at)
     ROW_FALLBACKS["values"] += values.clean.count(False)
 
     def block(lo: int, hi: int) -> Block:
-        return Block("value", hi - lo, lambda: values.jsonl(lo, hi), lambda: values.text(lo, hi))
+        return Block("value", hi - lo, lambda: [VALUE_LINES(stats, values, lo, hi, "jsonl")],
+                     lambda: [VALUE_LINES(stats, values, lo, hi, "text")], (values, lo, hi))
     return values.clean, block
 
 

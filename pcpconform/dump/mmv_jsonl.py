@@ -38,6 +38,7 @@ from pcpconform.dump.mmv_fields import (
     typed_mmv_value,
     unit_fields,
 )
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     LABEL_OPTIONAL,
@@ -79,10 +80,12 @@ MMV_DUMP_HEADER = {"kind": "dump", "format": "pcpconform-mmv-jsonl",
 class _Walk:
     """One pass over the bytes; ``problems`` collects the defects met."""
 
-    def __init__(self, data: bytes, file_name: str, *, blocks: bool = True) -> None:
+    def __init__(self, data: bytes, file_name: str, *, blocks: bool = True,
+                 stats: PathStats | None = None) -> None:
         self.data = data
         self.file_name = file_name
         self.blocks = blocks             # False: every entry one by one (the reference)
+        self.stats = PathStats() if stats is None else stats   # what the value kernel did
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
@@ -293,7 +296,8 @@ class _Walk:
         the rows the columns leave to the per-entry walk (mmv_blocks)."""
         fit = self.fitting(s, kind, count, base)
         if kind == TOC_VALUES:
-            clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at)
+            clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
+                                      self.stats)
         elif kind == TOC_STRINGS:
             clean, block = string_rows(self.data, base, fit)
         else:
@@ -463,12 +467,12 @@ class _Walk:
         return obj
 
 
-def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True
+def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True, stats: PathStats | None = None
                    ) -> tuple[Iterator[dict[str, Any] | Block], list[dict[str, Any]]]:
     """The dump of ``data`` as it is made: lines, and blocks of lines the columns made
     (``blocks=False``: every line made by the per-entry walk), and the list the problems
-    among them are added to meanwhile."""
-    walk = _Walk(data, file_name, blocks=blocks)
+    among them are added to meanwhile; ``stats`` counts what the value kernel did."""
+    walk = _Walk(data, file_name, blocks=blocks, stats=stats)
     return walk.records(), walk.problems
 
 
