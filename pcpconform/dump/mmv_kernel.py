@@ -12,6 +12,7 @@ silently (the tests require the kernel where CI builds it).
 from __future__ import annotations
 
 import enum
+import importlib
 from types import ModuleType
 from typing import Any
 
@@ -20,9 +21,9 @@ from pcpconform.fastpath import Declined, register
 __all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines"]
 
 _kernel: ModuleType | None
+KERNEL_ERROR: str | None = None
 try:
-    from pcpconform.dump import _mmvrows as _kernel
-    KERNEL_ERROR: str | None = None
+    _kernel = importlib.import_module("pcpconform.dump._mmvrows")
 except ImportError as exc:       # not built (a source tree without its build step)
     _kernel = None
     KERNEL_ERROR = str(exc)
