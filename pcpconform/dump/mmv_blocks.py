@@ -333,8 +333,8 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
     ROW_FALLBACKS["values"] += values.clean.count(False)
 
     def block(lo: int, hi: int) -> Block:
-        return Block("value", hi - lo, lambda: [VALUE_LINES(stats, values, lo, hi, "jsonl")],
-                     lambda: [VALUE_LINES(stats, values, lo, hi, "text")], (values, lo, hi))
+        return Block("value", hi - lo, lambda: VALUE_LINES(stats, values, lo, hi, "jsonl"),
+                     lambda: VALUE_LINES(stats, values, lo, hi, "text"), (values, lo, hi))
     return values.clean, block
 
 

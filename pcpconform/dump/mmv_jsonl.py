@@ -510,5 +510,8 @@ def mmv_dump_lines(records: Iterable[dict[str, Any] | Block]) -> Iterator[str]:
 
 
 def write_mmv_jsonl(records: Iterable[dict[str, Any] | Block], out: TextIO) -> None:
-    lines = mmv_dump_lines(records)
-    out.write("\n".join(lines) + "\n")
+    # line by line and chunk by chunk: one join of a whole dump copies megabytes twice more
+    write = out.write
+    for line in mmv_dump_lines(records):
+        write(line)
+        write("\n")

@@ -18,7 +18,7 @@ from typing import Any
 
 from pcpconform.fastpath import Declined, register
 
-__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines"]
+__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines"]
 
 _kernel: ModuleType | None
 KERNEL_ERROR: str | None = None
@@ -33,21 +33,28 @@ class KernelReason(enum.Enum):
     NOT_BUILT = "the compiled kernel pcpconform.dump._mmvrows is not built or does not import"
 
 
-def reference_lines(values: Any, lo: int, hi: int, fmt: str) -> str:
+def reference_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
     """The lines of the clean value rows lo..hi, made by columns in Python (the reference),
-    joined by newlines without a final one; ``fmt`` is jsonl or text."""
-    return "\n".join(values.jsonl(lo, hi) if fmt == "jsonl" else values.text(lo, hi))
+    in chunks of lines joined by newlines without a final one; ``fmt`` is jsonl or text."""
+    chunks: list[str] = values.jsonl(lo, hi) if fmt == "jsonl" else values.text(lo, hi)
+    return chunks
 
 
-def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> str:
-    """``reference_lines`` by the compiled kernel."""
+def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
+    """``reference_lines`` by the compiled kernel (chunks of about 256 KB)."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
     keys, ids, names, texts = values.instance_columns()
-    line: str = _kernel.value_lines(fmt == "text", values.data, values.base, lo, hi, values.sentinel,
-                                    values.positions(), values.metric_columns(), keys, ids, names, texts)
-    return line
+    chunks: list[str] = _kernel.value_lines(fmt == "text", values.data, values.base, lo, hi, values.sentinel,
+                                            values.positions(), values.metric_columns(), keys, ids, names,
+                                            texts)
+    return chunks
+
+
+def same_lines(a: list[str], b: list[str]) -> bool:
+    """The same lines, however they are cut into chunks."""
+    return "\n".join(a) == "\n".join(b)
 
 
 VALUE_LINES = register("dump.mmv-values", reference=reference_lines, fast=kernel_lines,
-                       reasons=KernelReason, inputs="mmv-values")
+                       reasons=KernelReason, inputs="mmv-values", same=same_lines)
