@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
 __all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
-           "slot_text", "blocks_and_rows"]
+           "slot_text", "slot_ends", "blocks_and_rows"]
 
 #: rows of a section left to the per-entry walk, by section
 ROW_FALLBACKS: Counter[str] = Counter()
@@ -71,6 +71,21 @@ def escape_all(texts: Sequence[bytes]) -> list[str]:
     if not blob.translate(None, _PLAIN_OR_NUL):
         return blob.decode("ascii").split("\0") if texts else []
     return list(map(escape_bytes, texts))
+
+
+def slot_ends(data: bytes, offsets: Any) -> Any:
+    """For each offset, where the slot there has its NUL (from the slot's start), -1 where
+    it has none, -2 where it is no slot in the file: ``slot_text`` by columns."""
+    offsets = np.asarray(offsets, np.int64)
+    ends = np.full(len(offsets), -2, np.int64)
+    inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
+    raw = np.frombuffer(data, np.uint8)
+    span = np.arange(STRING_SIZE)
+    for lo in range(0, len(inside), 4096):         # 1 MB of slots at a time: memory stays flat
+        rows = inside[lo:lo + 4096]
+        nul = raw[offsets[rows][:, None] + span] == 0
+        ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
+    return ends
 
 
 def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
@@ -172,18 +187,26 @@ class _Values:
         has_instance = np.isin(self.ioff, instances) if len(instances) else np.zeros(count, bool)
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
-        self.strings: dict[int, bytes] = {}
-        for n in np.nonzero(clean & (types == TYPE_STRING))[0].tolist():
-            text, unterminated = slot_text(data, int(self.extra[n]))
-            if text is None or unterminated:
-                clean[n] = False
-            else:
-                self.strings[n] = text
-        self.clean: list[bool] = clean.tolist()
+        rows = np.nonzero(clean & (types == TYPE_STRING))[0]
+        ends = slot_ends(data, self.extra[rows])
+        clean[rows[ends < 0]] = False          # no slot in the file, or no NUL in it
+        self._string_slots = (rows[ends >= 0], ends[ends >= 0])
+        self._strings: dict[int, bytes] | None = None
+        self.clean = clean
         self.inst_at = inst_at
         self._hex: list[str] | None = None
         self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
         self._columns: dict[str, Any] | None = None
+
+    @property
+    def strings(self) -> dict[int, bytes]:
+        """By row, the text of each clean STRING row."""
+        if self._strings is None:
+            rows, ends = self._string_slots
+            starts = self.extra[rows].tolist()
+            self._strings = dict(zip(rows.tolist(), map(self.data.__getitem__,
+                                                        map(slice, starts, (ends + self.extra[rows]).tolist()))))
+        return self._strings
 
     def positions(self) -> Any:
         """Each row's index into ``metrics``, as intp."""
@@ -234,7 +257,7 @@ class _Values:
         shown: list[str] = [""] * count
         empty: list[bool] = [False] * count
         types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
-        clean = np.array(self.clean, bool)
+        clean = self.clean
         for mtype in set(np.unique(types[clean]).tolist()):
             rows = np.nonzero(clean & (types == mtype))[0]
             self._typed(int(mtype), rows, inner, shown, empty)
@@ -325,12 +348,12 @@ class _Values:
 
 def value_rows(data: bytes, base: int, count: int, flags: int,
                metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
-               stats: PathStats) -> tuple[list[bool], Callable[[int, int], Block]]:
+               stats: PathStats) -> tuple[Any, Callable[[int, int], Block]]:
     """Which rows of the values section the columns make, and a maker of the block of rows
     lo..hi (all of them clean), whose lines the compiled kernel makes where it can
     (``dump.mmv-values``, counted in ``stats``)."""
     values = _Values(data, base, count, flags, metric_at, inst_at)
-    ROW_FALLBACKS["values"] += values.clean.count(False)
+    ROW_FALLBACKS["values"] += int(np.count_nonzero(~values.clean))
 
     def block(lo: int, hi: int) -> Block:
         return Block("value", hi - lo, lambda: VALUE_LINES(stats, values, lo, hi, "jsonl"),
