@@ -16,8 +16,9 @@
 
 #define VALUE_SIZE 32
 #define STRING_SIZE 256
-#define CHUNK (1 << 18)     /* lines are handed over in chunks of about this many bytes,
-                               so that the buffer stays in the cache */
+#define CHUNK (1 << 15)     /* lines are handed over in chunks of about this many bytes,
+                               below malloc's mmap threshold, so that the memory is reused
+                               and stays in the cache, not faulted in afresh */
 
 enum { T_NOSUPPORT = -1, T_I32 = 0, T_U32 = 1, T_I64 = 2, T_U64 = 3, T_FLOAT = 4,
        T_DOUBLE = 5, T_STRING = 6, T_ELAPSED = 9 };   /* pcpconform.mmv.model */

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from itertools import repeat
 from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
            "slot_text", "slot_ends", "blocks_and_rows"]
 
+#: value rows per call of the value lines' fast path
+_KERNEL_ROWS = 512
 #: rows of a section left to the per-entry walk, by section
 ROW_FALLBACKS: Counter[str] = Counter()
 
@@ -104,17 +107,17 @@ class Block:
     listing's lines, or as the dicts the walk makes (decoded from the JSON). ``jsonl`` and
     ``text`` give chunks of lines joined by newlines, without a final one."""
 
-    def __init__(self, kind: str, count: int, jsonl: Callable[[], list[str]],
-                 text: Callable[[], list[str]], source: tuple[Any, ...] = ()) -> None:
+    def __init__(self, kind: str, count: int, jsonl: Callable[[], Iterable[str]],
+                 text: Callable[[], Iterable[str]], source: tuple[Any, ...] = ()) -> None:
         self.kind = kind
         self.count = count
         self._jsonl, self._text = jsonl, text
         self.source = source        # a value block's (values, lo, hi): the kernel's arguments
 
-    def jsonl(self) -> list[str]:
+    def jsonl(self) -> Iterable[str]:
         return self._jsonl()
 
-    def text(self) -> list[str]:
+    def text(self) -> Iterable[str]:
         return self._text()
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -208,16 +211,19 @@ class _Values:
                                                         map(slice, starts, (ends + self.extra[rows]).tolist()))))
         return self._strings
 
+    @cached_property
     def positions(self) -> Any:
         """Each row's index into ``metrics``, as intp."""
         return np.ascontiguousarray(self.pos, np.intp)
 
+    @cached_property
     def metric_columns(self) -> list[tuple[int, bool, str, str, str]]:
         """Per metric, what the kernel writes of it: type, singular, the value line's
         members from name to pmid, the listing's head and name."""
         return [(m.type, is_singular(m.indom), m.json_part, f"  [{m.item}/", m.text_name)
                 for m in self.metrics]
 
+    @cached_property
     def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
         and name as JSON and the listing's part."""
@@ -355,9 +361,15 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
     values = _Values(data, base, count, flags, metric_at, inst_at)
     ROW_FALLBACKS["values"] += int(np.count_nonzero(~values.clean))
 
+    def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
+        # a few hundred rows a call: the lines are written as they are made (memory stays
+        # flat, and hot in the cache)
+        for a in range(lo, hi, _KERNEL_ROWS):
+            yield from VALUE_LINES(stats, values, a, min(a + _KERNEL_ROWS, hi), fmt)
+
     def block(lo: int, hi: int) -> Block:
-        return Block("value", hi - lo, lambda: VALUE_LINES(stats, values, lo, hi, "jsonl"),
-                     lambda: VALUE_LINES(stats, values, lo, hi, "text"), (values, lo, hi))
+        return Block("value", hi - lo, lambda: lines(lo, hi, "jsonl"), lambda: lines(lo, hi, "text"),
+                     (values, lo, hi))
     return values.clean, block
 
 
