@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.escape import PLAIN, escape_bytes
 from pcpconform.dump.mmv_kernel import VALUE_LINES
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
@@ -57,7 +57,7 @@ ROW_FALLBACKS: Counter[str] = Counter()
 _VALUE = np.dtype([("atom", "V8"), ("extra", "<i8"), ("metric", "<u8"), ("instance", "<u8")])
 _INT_VIEWS = {TYPE_I32: "<i4", TYPE_U32: "<u4", TYPE_I64: "<i8", TYPE_U64: "<u8",
               TYPE_ELAPSED: "<i8"}
-_PLAIN_OR_NUL = bytes(b for b in range(0x20, 0x7F) if b != 0x5C) + b"\0"
+_PLAIN_OR_NUL = PLAIN + b"\0"
 _TOKENS = {TYPE_NOSUPPORT: "nosupport", TYPE_I32: "32", TYPE_U32: "u32", TYPE_I64: "64",
            TYPE_U64: "u64", TYPE_FLOAT: "float", TYPE_DOUBLE: "double", TYPE_STRING: "string",
            TYPE_ELAPSED: "elapsed"}

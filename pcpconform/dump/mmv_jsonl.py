@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.escape import escape_bytes
 from pcpconform.dump.mmv_blocks import (
     Block,
     blocks_and_rows,
