@@ -96,14 +96,36 @@ static int put_escaped(Out *o, const unsigned char *b, Py_ssize_t n, int json) {
     return 0;
 }
 
-/* Python's format(x, "f"), and printf's "-nan" for a NaN with its sign bit */
+/* Python's format(x, "f"), and printf's "-nan" for a NaN with its sign bit. Below 2^33,
+ * x = m / 2^s exactly (m of 53 bits), so x * 10^6 = m * 10^6 / 2^s is exact in 128 bits and
+ * is rounded to an integer half to even, as Python's correctly rounded conversion does;
+ * larger numbers take Python's own conversion. */
 static int put_fixed(Out *o, double x) {
     if (isnan(x)) return signbit(x) ? PUTS(o, "-nan") : PUTS(o, "nan");
-    char *s = PyOS_double_to_string(x, 'f', 6, 0, NULL);
-    if (s == NULL) return -1;
-    int rc = put(o, s, (Py_ssize_t)strlen(s));
-    PyMem_Free(s);
-    return rc;
+    double ax = fabs(x);
+    if (!(ax < 8589934592.0)) {
+        char *s = PyOS_double_to_string(x, 'f', 6, 0, NULL);
+        if (s == NULL) return -1;
+        int rc = put(o, s, (Py_ssize_t)strlen(s));
+        PyMem_Free(s);
+        return rc;
+    }
+    int k;
+    double f = frexp(ax, &k);
+    unsigned long long m = (unsigned long long)ldexp(f, 53), q = 0;
+    int shift = 53 - k;                       /* at least 20 */
+    if (shift <= 120) {                       /* else x * 10^6 < 2^-47: rounds to 0 */
+        unsigned __int128 p = (unsigned __int128)m * 1000000u, whole = p >> shift;
+        unsigned __int128 rem = p - (whole << shift), half = (unsigned __int128)1 << (shift - 1);
+        if (rem > half || (rem == half && (whole & 1))) whole++;
+        q = (unsigned long long)whole;
+    }
+    char buf[40], *w = buf + sizeof buf;
+    for (int d = 0; d < 6; d++) { *--w = (char)('0' + q % 10); q /= 10; }
+    *--w = '.';
+    do { *--w = (char)('0' + q % 10); q /= 10; } while (q);
+    if (signbit(x)) *--w = '-';
+    return put(o, w, buf + sizeof buf - w);
 }
 
 static long long i64_at(const unsigned char *p) { int64_t v; memcpy(&v, p, 8); return v; }
