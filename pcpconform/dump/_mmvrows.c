@@ -25,8 +25,7 @@ enum { T_NOSUPPORT = -1, T_I32 = 0, T_U32 = 1, T_I64 = 2, T_U64 = 3, T_FLOAT = 4
 
 typedef struct { char *at; Py_ssize_t len, cap; } Out;
 
-static int grow(Out *o, Py_ssize_t more) {
-    if (o->len + more <= o->cap) return 0;
+static __attribute__((noinline)) int grow_slow(Out *o, Py_ssize_t more) {
     Py_ssize_t cap = o->cap ? o->cap : 4096;
     while (cap < o->len + more) cap *= 2;
     char *at = PyMem_Realloc(o->at, (size_t)cap);
@@ -35,7 +34,12 @@ static int grow(Out *o, Py_ssize_t more) {
     return 0;
 }
 
-static int put(Out *o, const char *s, Py_ssize_t n) {
+/* inlined, so that the pieces of constant length are copied without a call */
+static inline __attribute__((always_inline)) int grow(Out *o, Py_ssize_t more) {
+    return o->len + more <= o->cap ? 0 : grow_slow(o, more);
+}
+
+static inline __attribute__((always_inline)) int put(Out *o, const char *s, Py_ssize_t n) {
     if (grow(o, n) < 0) return -1;
     memcpy(o->at + o->len, s, (size_t)n);
     o->len += n;
