@@ -425,9 +425,10 @@ def instance_table(data: bytes, version: int, base: int, count: int
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
-                  pcp_indom: Callable[[int], str | None]
+                  pcp_indom: Callable[[int], str | None], table: Any = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
-    indoms, paddings, internals, offsets, names = instance_table(data, version, base, count)
+    """The instances section (``table``: its ``instance_table``, when already read)."""
+    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count)
     serials = list(map(indom_at.get, indoms))
     clean = [s is not None and t is not None and not bad and not odd
              for s, (t, bad, odd) in zip(serials, names)]

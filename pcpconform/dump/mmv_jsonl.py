@@ -86,6 +86,7 @@ class _Walk:
         self.file_name = file_name
         self.blocks = blocks             # False: every entry one by one (the reference)
         self.stats = PathStats() if stats is None else stats   # what the value kernel did
+        self.instance_tables: dict[tuple[int, int], Any] = {}   # (base, entries) -> instance_table
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
@@ -240,7 +241,8 @@ class _Walk:
         for _, kind, count, base in toc:
             if kind == TOC_INSTANCES:
                 fit = self.fitting(s, kind, count, base)
-                _, _, internals, _, names = instance_table(self.data, s.version, base, fit)
+                table = self.instance_tables[(base, fit)] = instance_table(self.data, s.version, base, fit)
+                _, _, internals, _, names = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
                 texts = escape_all([t or b"" for t, _, _ in names])
                 inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
@@ -301,7 +303,8 @@ class _Walk:
         elif kind == TOC_STRINGS:
             clean, block = string_rows(self.data, base, fit)
         else:
-            clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom)
+            clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom,
+                                         self.instance_tables.get((base, fit)))
         layout = layouts(s.version)[kind]
         size = s.sizes[kind]
         for part in blocks_and_rows(clean, block):
