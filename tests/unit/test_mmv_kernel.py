@@ -16,18 +16,7 @@ from pcpconform.dump.mmv_blocks import Block
 from pcpconform.dump.mmv_jsonl import iter_mmv_lines
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv
-from pcpconform.mmv.model import (
-    FLAG_SENTINEL,
-    TYPE_DOUBLE,
-    TYPE_ELAPSED,
-    TYPE_FLOAT,
-    TYPE_I32,
-    TYPE_I64,
-    TYPE_NOSUPPORT,
-    TYPE_STRING,
-    TYPE_U32,
-    TYPE_U64,
-)
+from pcpconform.mmv import model as mm
 
 F32_EDGES = ["0000c07f", "0000c0ff", "0100807f", "0000807f", "000080ff", "00000080", "00000000",
              "ffffffff", "0000003c", "caf24971", "cdcccc3d", "0000803f", "01000000"]
@@ -47,22 +36,22 @@ def edge_file(version: int, flags: int) -> bytes:
     insts = tuple(Instance(i, n) for i, n in enumerate(names))
     metrics = []
     cases: list[tuple[int, list[bytes]]] = [
-        (TYPE_FLOAT, [bytes.fromhex(h).ljust(8, b"\0") for h in F32_EDGES]),
-        (TYPE_DOUBLE, [bytes.fromhex(h) for h in F64_EDGES]),
-        *((t, [bytes.fromhex(h) for h in INT_EDGES]) for t in (TYPE_I32, TYPE_U32, TYPE_I64, TYPE_U64,
-                                                              TYPE_ELAPSED)),
-        (TYPE_NOSUPPORT, [bytes(8)])]
+        (mm.TYPE_FLOAT, [bytes.fromhex(h).ljust(8, b"\0") for h in F32_EDGES]),
+        (mm.TYPE_DOUBLE, [bytes.fromhex(h) for h in F64_EDGES]),
+        *((t, [bytes.fromhex(h) for h in INT_EDGES]) for t in (mm.TYPE_I32, mm.TYPE_U32, mm.TYPE_I64, mm.TYPE_U64,
+                                                              mm.TYPE_ELAPSED)),
+        (mm.TYPE_NOSUPPORT, [bytes(8)])]
     item = 0
     for mtype, atoms in cases:
         for indom, owners in ((0, [None]), (7, [i.internal for i in insts])):
             for atom in atoms:
                 item += 1
-                extra = -5 if mtype == TYPE_ELAPSED else 0
+                extra = -5 if mtype == mm.TYPE_ELAPSED else 0
                 metrics.append(Metric(f"m{item}", item, mtype, indom=indom,
                                       values=tuple(Value(o, atom, extra) for o in owners)))
     for text in TEXTS:
         item += 1
-        metrics.append(Metric(f"s{item}", item, TYPE_STRING, indom=7, values=tuple(
+        metrics.append(Metric(f"s{item}", item, mm.TYPE_STRING, indom=7, values=tuple(
             Value(i.internal, bytes(8), 0, text.decode("utf-8", "surrogateescape")) for i in insts)))
     return build_mmv(MmvFile(version, 1, 1, flags, 0, 3, (Indom(7, insts),), tuple(metrics)))
 
@@ -87,7 +76,7 @@ def test_the_kernel_is_built_where_ci_builds_the_package() -> None:
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
-@pytest.mark.parametrize("flags", [0, FLAG_SENTINEL])
+@pytest.mark.parametrize("flags", [0, mm.FLAG_SENTINEL])
 @pytest.mark.parametrize("fmt", ["jsonl", "text"])
 def test_edge_values_as_the_reference_writes_them(version: int, flags: int, fmt: str) -> None:
     if mmv_kernel._kernel is None:
