@@ -175,6 +175,9 @@ def cases_for(path: Path) -> list[Case]:
     cases.append(Case("$ pcpconform dump FILE", _subprocess_case([*command, "dump", str(path)])))
     cases.append(Case("$ pcpconform dump --format jsonl FILE",
                       _subprocess_case([*command, "dump", "--format", "jsonl", str(path)])))
+    # what the commands above spend before reading the file: the interpreter and the imports
+    cases.append(Case("$ start-up: the dump command's imports",
+                      _subprocess_case([sys.executable, "-c", "import pcpconform.cli, pcpconform.dump.mmv"])))
     return cases
 
 
@@ -185,6 +188,9 @@ def print_table(path: Path, cases: list[Case], repeat: int) -> bool:
     size = path.stat().st_size / 1e6
     print(f"\nfile {path.name}: {size:.2f} MB, MMV v{mmv.version}, {len(mmv.metrics)} metrics, "
           f"{len(mmv.indoms)} indoms, {ninst} instances, {nvalues} values")
+    from pcpconform.dump import mmv_kernel
+    print("the dump's value kernel: " + ("built" if mmv_kernel.KERNEL_ERROR is None
+                                        else f"NOT BUILT ({mmv_kernel.KERNEL_ERROR}): every run declined"))
     print(f"best of {repeat} runs: wall clock and CPU (user + system: the fairer figure on a busy"
           " machine);\nx mmvdump = mmvdump's time / the kit's (1.0x or more: as fast or faster)\n")
     ref = next((c for c in cases if c.reference and c.times), None)

@@ -19,7 +19,10 @@ from typing import Any
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from pcpconform.dump.mmv_blocks import Block
+from pcpconform.dump.mmv_jsonl import iter_mmv_lines
 from pcpconform.errors import DeriveSemanticError, DeriveSyntaxError, PcpConformError, UnitsError
+from pcpconform.extra.mmv_strategies import mmv_files
 from pcpconform.extra.strategies import fixtures
 from pcpconform.fastpath import PathStats
 from pcpconform.fixtures.fixture import load_fixture
@@ -140,6 +143,28 @@ def _processes(base: Path, version: int) -> None:
     w.close()
 
 
+#: edge atoms of the value section: NaNs of both signs (f32 and f64), infinities, -0.0,
+#: the all-ones sentinel, integer extremes, and numbers %f spells at length
+_EDGE_ATOMS = [bytes.fromhex(h) for h in (
+    "0000c07f00000000", "0000c0ff00000000", "0100807f00000000", "0000807f00000000", "000080ff00000000",
+    "0000008000000000", "000000000000f87f", "000000000000f8ff", "000000000000f07f", "000000000000f0ff",
+    "0000000000000080", "ffffffffffffffff", "0000000000000080", "ffffffffffffff7f", "ffffffff00000000",
+    "ffffffff7f000000", "0000000000002000", "ffffffffffffef7f", "0100000000000000", "00000000000080bf",
+    "000000000000003f", "0000803f00000000", "7ce8f9ff00000000", "cdcccc3d00000000", "9c7500883ce4377e",
+    "caf2497100000000", "0000003c00000000", "000000000000803f")]
+
+
+#: texts of STRING slots: quotes, backslashes, control and high bytes, empty, 255 bytes
+_EDGE_TEXTS = [b'"', b"\\", b'a"b\\c', b"\x01\x1f\x7f\x80\xff", b"", b"\xce\xbb \"quoted\" \\x41", b"x" * 255,
+               b"caf\xc3\xa9\t\n"]
+
+
+def _value_blocks(raw: bytes) -> list[tuple[Any, int, int]]:
+    """(values, lo, hi) of every block of clean value rows the dump of raw makes."""
+    lines, _ = iter_mmv_lines(raw, "drawn")
+    return [obj.source for obj in lines if isinstance(obj, Block) and obj.source]
+
+
 class Families:
     """Draws of every input family, over seed archives made once under ``tmp``."""
 
@@ -164,6 +189,7 @@ class Families:
             "interp-schedule": self.interp_schedule,
             "interp-archive": self.interp_archive,
             "salvage-record": self.salvage_record,
+            "mmv-values": self.mmv_values,
         }
 
     # -- seeds and mutants --------------------------------------------------------------
@@ -333,6 +359,41 @@ class Families:
         except PcpConformError:
             assume(False)
             raise
+
+    def mmv_values(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A run of the clean value rows of a drawn MMV file (any version and flags, random
+        or edge atoms, escapes and 256-byte texts), whose atoms, extras and bytes are then
+        overwritten with edge values (NaNs of either sign, infinities, -0.0, sentinels,
+        integer extremes, offsets that name no slot); and the dump's format."""
+        raw = bytearray(data.draw(mmv_files(raw_atoms=data.draw(st.booleans(), label="raw atoms"),
+                                            max_metrics=12, max_instances=8), label="mmv file"))
+        sections = _value_blocks(bytes(raw))
+        if sections:
+            values = sections[0][0]
+            real = [n for n in range(values.count) if values.metrics[int(values.pos[n])].type in (4, 5)]
+            rows = st.integers(0, max(values.count - 1, 0)) | st.sampled_from(real or [0])   # floats often
+            for _ in range(data.draw(st.integers(0, 16), label="edge atoms")):
+                at = values.base + 32 * data.draw(rows, label="row")
+                raw[at:at + 8] = data.draw(st.sampled_from(_EDGE_ATOMS), label="atom")
+            for _ in range(data.draw(st.integers(0, 2), label="edge extras")):
+                at = values.base + 32 * data.draw(rows, label="row") + 8
+                raw[at:at + 8] = struct.pack("<q", data.draw(st.sampled_from(
+                    [1, -1, 0, 40, len(raw) - 256, len(raw) - 255, len(raw), 2**62]), label="extra"))
+            slots = sorted(set(values.extra[values.clean].tolist()) - {0})
+            for _ in range(data.draw(st.integers(0, 3), label="edge texts") if slots else 0):
+                at = data.draw(st.sampled_from(slots), label="slot")
+                if 40 <= at <= len(raw) - 256:
+                    text = data.draw(st.sampled_from(_EDGE_TEXTS), label="text")
+                    raw[at:at + 256] = text.ljust(256, b"\0")[:256]
+        for _ in range(data.draw(st.integers(0, 3), label="bytes")):
+            raw[40 + data.draw(st.integers(0, 10**6)) % max(1, len(raw) - 40)] = data.draw(st.integers(0, 255))
+        sections = _value_blocks(bytes(raw))
+        assume(sections)
+        values, lo, hi = data.draw(st.sampled_from(sections), label="block")
+        if data.draw(st.integers(0, 3), label="part of the block") == 0:
+            lo = data.draw(st.integers(lo, hi - 1), label="from")
+            hi = data.draw(st.integers(lo + 1, hi), label="to")
+        return values, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
 
     def derive_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_metrics=5, max_samples=7)

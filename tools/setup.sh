@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv with pcpconform (editable) and its test, docs and optional extras. Idempotent
-# and quiet: nothing is reinstalled while pyproject.toml and this script are unchanged; pip's
+# and quiet: nothing is reinstalled while pyproject.toml, setup.py, the compiled kernel's
+# source (built in place by the editable install) and this script are unchanged; pip's
 # output is shown only when it fails. setuptools>=77 (what pyproject.toml builds with) goes
 # into the venv too: tests/unit/test_wheel.py builds a wheel offline, without isolation.
 set -euo pipefail
@@ -9,8 +10,9 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 stamp=.venv/.pcpconform-installed
-want=$(cat pyproject.toml tools/setup.sh | sha256sum | cut -d' ' -f1)
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && .venv/bin/python -c 'import pcpconform' 2>/dev/null; then
+want=$(cat pyproject.toml setup.py pcpconform/dump/_mmvrows.c tools/setup.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   .venv/bin/python -c 'import pcpconform.dump._mmvrows' 2>/dev/null; then
     exit 0
 fi
 log=$(mktemp)

@@ -14,6 +14,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from pcpconform.dump.escape import escape_bytes
 from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import (
     PM_INDOM_NULL,
@@ -43,17 +44,6 @@ __all__ = ["jsonl_records", "dump_lines", "result_line", "result_json", "write_j
            "typed_value", "values_json", "values_column_json", "ColumnReason", "HEADER"]
 
 DUMP_FORMAT_VERSION = 1
-
-
-#: the bytes escape_bytes keeps as they are
-_PLAIN = bytes(b for b in range(0x20, 0x7F) if b != 0x5C)
-
-
-def escape_bytes(data: bytes) -> str:
-    """Bytes as text: 0x20-0x7E (but backslash) as themselves, all else as ``\\xHH``."""
-    if not data.translate(None, _PLAIN):        # nothing to escape: the common case, in C
-        return data.decode("ascii")
-    return "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
 
 
 def _stamp(ts: Timestamp) -> dict[str, int]:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from pcpconform.dump.mmv_jsonl import iter_mmv_lines, write_mmv_jsonl
 from pcpconform.dump.mmv_text import write_mmv_text
 from pcpconform.errors import FormatError, Location, UsageError
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.schema import MMV_MAGIC
 
 __all__ = ["dump_mmv", "dump_mmv_bytes", "is_mmv", "FORMATS"]
@@ -29,12 +30,13 @@ def is_mmv(path: str | Path) -> bool:
         return False
 
 
-def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl"
-                   ) -> list[dict[str, Any]]:
-    """Dump MMV bytes of a file called file_name; returns the problems found (also dumped)."""
+def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl",
+                   stats: PathStats | None = None) -> list[dict[str, Any]]:
+    """Dump MMV bytes of a file called file_name; returns the problems found (also dumped);
+    ``stats`` counts what the value kernel did."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown dump format {fmt!r}: choose jsonl or text")
-    records, problems = iter_mmv_lines(data, file_name)   # streamed: problems fill up
+    records, problems = iter_mmv_lines(data, file_name, stats=stats)   # streamed: problems fill up
     if fmt == "jsonl":
         write_mmv_jsonl(records, out)
     else:
@@ -42,10 +44,10 @@ def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl"
     return problems
 
 
-def dump_mmv(path: str | Path, out: TextIO, fmt: str = "jsonl") -> None:
+def dump_mmv(path: str | Path, out: TextIO, fmt: str = "jsonl", stats: PathStats | None = None) -> None:
     """Dump the MMV file at path to out; raise FormatError for its first error, if any,
     once everything readable is written."""
-    problems = dump_mmv_bytes(Path(path).read_bytes(), Path(path).name, out, fmt)
+    problems = dump_mmv_bytes(Path(path).read_bytes(), Path(path).name, out, fmt, stats)
     errors = [p for p in problems if p["severity"] == "error"]   # a warning is no bad file
     if errors:
         first = errors[0]

@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from itertools import repeat
 from json.encoder import encode_basestring_ascii
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.escape import PLAIN, escape_bytes
+from pcpconform.dump.mmv_kernel import VALUE_LINES
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     MMV_TYPES,
@@ -44,15 +47,17 @@ if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
 __all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
-           "slot_text", "blocks_and_rows"]
+           "slot_text", "slot_ends", "blocks_and_rows"]
 
+#: value rows per call of the value lines' fast path
+_KERNEL_ROWS = 512
 #: rows of a section left to the per-entry walk, by section
 ROW_FALLBACKS: Counter[str] = Counter()
 
 _VALUE = np.dtype([("atom", "V8"), ("extra", "<i8"), ("metric", "<u8"), ("instance", "<u8")])
 _INT_VIEWS = {TYPE_I32: "<i4", TYPE_U32: "<u4", TYPE_I64: "<i8", TYPE_U64: "<u8",
               TYPE_ELAPSED: "<i8"}
-_PLAIN_OR_NUL = bytes(b for b in range(0x20, 0x7F) if b != 0x5C) + b"\0"
+_PLAIN_OR_NUL = PLAIN + b"\0"
 _TOKENS = {TYPE_NOSUPPORT: "nosupport", TYPE_I32: "32", TYPE_U32: "u32", TYPE_I64: "64",
            TYPE_U64: "u64", TYPE_FLOAT: "float", TYPE_DOUBLE: "double", TYPE_STRING: "string",
            TYPE_ELAPSED: "elapsed"}
@@ -71,6 +76,21 @@ def escape_all(texts: Sequence[bytes]) -> list[str]:
     return list(map(escape_bytes, texts))
 
 
+def slot_ends(data: bytes, offsets: Any) -> Any:
+    """For each offset, where the slot there has its NUL (from the slot's start), -1 where
+    it has none, -2 where it is no slot in the file: ``slot_text`` by columns."""
+    offsets = np.asarray(offsets, np.int64)
+    ends = np.full(len(offsets), -2, np.int64)
+    inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
+    raw = np.frombuffer(data, np.uint8)
+    span = np.arange(STRING_SIZE)
+    for lo in range(0, len(inside), 4096):         # 1 MB of slots at a time: memory stays flat
+        rows = inside[lo:lo + 4096]
+        nul = raw[offsets[rows][:, None] + span] == 0
+        ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
+    return ends
+
+
 def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
     """The text the PMDA serves from the slot at offset (None: no slot in the file), and
     whether the slot has no NUL."""
@@ -87,16 +107,17 @@ class Block:
     listing's lines, or as the dicts the walk makes (decoded from the JSON). ``jsonl`` and
     ``text`` give chunks of lines joined by newlines, without a final one."""
 
-    def __init__(self, kind: str, count: int, jsonl: Callable[[], list[str]],
-                 text: Callable[[], list[str]]) -> None:
+    def __init__(self, kind: str, count: int, jsonl: Callable[[], Iterable[str]],
+                 text: Callable[[], Iterable[str]], source: tuple[Any, ...] = ()) -> None:
         self.kind = kind
         self.count = count
         self._jsonl, self._text = jsonl, text
+        self.source = source        # a value block's (values, lo, hi): the kernel's arguments
 
-    def jsonl(self) -> list[str]:
+    def jsonl(self) -> Iterable[str]:
         return self._jsonl()
 
-    def text(self) -> list[str]:
+    def text(self) -> Iterable[str]:
         return self._text()
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -169,18 +190,47 @@ class _Values:
         has_instance = np.isin(self.ioff, instances) if len(instances) else np.zeros(count, bool)
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
-        self.strings: dict[int, bytes] = {}
-        for n in np.nonzero(clean & (types == TYPE_STRING))[0].tolist():
-            text, unterminated = slot_text(data, int(self.extra[n]))
-            if text is None or unterminated:
-                clean[n] = False
-            else:
-                self.strings[n] = text
-        self.clean: list[bool] = clean.tolist()
+        rows = np.nonzero(clean & (types == TYPE_STRING))[0]
+        ends = slot_ends(data, self.extra[rows])
+        clean[rows[ends < 0]] = False          # no slot in the file, or no NUL in it
+        self._string_slots = (rows[ends >= 0], ends[ends >= 0])
+        self._strings: dict[int, bytes] | None = None
+        self.clean = clean
         self.inst_at = inst_at
         self._hex: list[str] | None = None
         self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
         self._columns: dict[str, Any] | None = None
+
+    @property
+    def strings(self) -> dict[int, bytes]:
+        """By row, the text of each clean STRING row."""
+        if self._strings is None:
+            rows, ends = self._string_slots
+            starts = self.extra[rows].tolist()
+            self._strings = dict(zip(rows.tolist(), map(self.data.__getitem__,
+                                                        map(slice, starts, (ends + self.extra[rows]).tolist()))))
+        return self._strings
+
+    @cached_property
+    def positions(self) -> Any:
+        """Each row's index into ``metrics``, as intp."""
+        return np.ascontiguousarray(self.pos, np.intp)
+
+    @cached_property
+    def metric_columns(self) -> list[tuple[int, bool, str, str, str]]:
+        """Per metric, what the kernel writes of it: type, singular, the value line's
+        members from name to pmid, the listing's head and name."""
+        return [(m.type, is_singular(m.indom), m.json_part, f"  [{m.item}/", m.text_name)
+                for m in self.metrics]
+
+    @cached_property
+    def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
+        """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
+        and name as JSON and the listing's part."""
+        ids, names, texts = self.instances()
+        keys = sorted(self.inst_at)
+        return (np.array(keys, np.uint64).tobytes(), list(map(ids.__getitem__, keys)),
+                list(map(names.__getitem__, keys)), list(map(texts.__getitem__, keys)))
 
     def hexes(self) -> list[str]:
         if self._hex is None:
@@ -213,7 +263,7 @@ class _Values:
         shown: list[str] = [""] * count
         empty: list[bool] = [False] * count
         types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
-        clean = np.array(self.clean, bool)
+        clean = self.clean
         for mtype in set(np.unique(types[clean]).tolist()):
             rows = np.nonzero(clean & (types == mtype))[0]
             self._typed(int(mtype), rows, inner, shown, empty)
@@ -303,15 +353,23 @@ class _Values:
 
 
 def value_rows(data: bytes, base: int, count: int, flags: int,
-               metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]
-               ) -> tuple[list[bool], Callable[[int, int], Block]]:
+               metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
+               stats: PathStats) -> tuple[Any, Callable[[int, int], Block]]:
     """Which rows of the values section the columns make, and a maker of the block of rows
-    lo..hi (all of them clean)."""
+    lo..hi (all of them clean), whose lines the compiled kernel makes where it can
+    (``dump.mmv-values``, counted in ``stats``)."""
     values = _Values(data, base, count, flags, metric_at, inst_at)
-    ROW_FALLBACKS["values"] += values.clean.count(False)
+    ROW_FALLBACKS["values"] += int(np.count_nonzero(~values.clean))
+
+    def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
+        # a few hundred rows a call: the lines are written as they are made (memory stays
+        # flat, and hot in the cache)
+        for a in range(lo, hi, _KERNEL_ROWS):
+            yield from VALUE_LINES(stats, values, a, min(a + _KERNEL_ROWS, hi), fmt)
 
     def block(lo: int, hi: int) -> Block:
-        return Block("value", hi - lo, lambda: values.jsonl(lo, hi), lambda: values.text(lo, hi))
+        return Block("value", hi - lo, lambda: lines(lo, hi, "jsonl"), lambda: lines(lo, hi, "text"),
+                     (values, lo, hi))
     return values.clean, block
 
 
@@ -367,9 +425,10 @@ def instance_table(data: bytes, version: int, base: int, count: int
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
-                  pcp_indom: Callable[[int], str | None]
+                  pcp_indom: Callable[[int], str | None], table: Any = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
-    indoms, paddings, internals, offsets, names = instance_table(data, version, base, count)
+    """The instances section (``table``: its ``instance_table``, when already read)."""
+    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count)
     serials = list(map(indom_at.get, indoms))
     clean = [s is not None and t is not None and not bad and not odd
              for s, (t, bad, odd) in zip(serials, names)]

@@ -13,7 +13,7 @@ from typing import Any
 
 from construct import Bytes, FormatField, Renamed
 
-from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.escape import escape_bytes
 from pcpconform.format.pmtypes import PmSem, PmUnits
 from pcpconform.mmv.model import (
     FLAG_NOPREFIX,

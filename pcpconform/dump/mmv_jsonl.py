@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from pcpconform.dump.jsonl import escape_bytes
+from pcpconform.dump.escape import escape_bytes
 from pcpconform.dump.mmv_blocks import (
     Block,
     blocks_and_rows,
@@ -38,6 +38,7 @@ from pcpconform.dump.mmv_fields import (
     typed_mmv_value,
     unit_fields,
 )
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     LABEL_OPTIONAL,
@@ -79,10 +80,13 @@ MMV_DUMP_HEADER = {"kind": "dump", "format": "pcpconform-mmv-jsonl",
 class _Walk:
     """One pass over the bytes; ``problems`` collects the defects met."""
 
-    def __init__(self, data: bytes, file_name: str, *, blocks: bool = True) -> None:
+    def __init__(self, data: bytes, file_name: str, *, blocks: bool = True,
+                 stats: PathStats | None = None) -> None:
         self.data = data
         self.file_name = file_name
         self.blocks = blocks             # False: every entry one by one (the reference)
+        self.stats = PathStats() if stats is None else stats   # what the value kernel did
+        self.instance_tables: dict[tuple[int, int], Any] = {}   # (base, entries) -> instance_table
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
@@ -237,7 +241,8 @@ class _Walk:
         for _, kind, count, base in toc:
             if kind == TOC_INSTANCES:
                 fit = self.fitting(s, kind, count, base)
-                _, _, internals, _, names = instance_table(self.data, s.version, base, fit)
+                table = self.instance_tables[(base, fit)] = instance_table(self.data, s.version, base, fit)
+                _, _, internals, _, names = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
                 texts = escape_all([t or b"" for t, _, _ in names])
                 inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
@@ -293,11 +298,13 @@ class _Walk:
         the rows the columns leave to the per-entry walk (mmv_blocks)."""
         fit = self.fitting(s, kind, count, base)
         if kind == TOC_VALUES:
-            clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at)
+            clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
+                                      self.stats)
         elif kind == TOC_STRINGS:
             clean, block = string_rows(self.data, base, fit)
         else:
-            clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom)
+            clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom,
+                                         self.instance_tables.get((base, fit)))
         layout = layouts(s.version)[kind]
         size = s.sizes[kind]
         for part in blocks_and_rows(clean, block):
@@ -463,12 +470,12 @@ class _Walk:
         return obj
 
 
-def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True
+def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True, stats: PathStats | None = None
                    ) -> tuple[Iterator[dict[str, Any] | Block], list[dict[str, Any]]]:
     """The dump of ``data`` as it is made: lines, and blocks of lines the columns made
     (``blocks=False``: every line made by the per-entry walk), and the list the problems
-    among them are added to meanwhile."""
-    walk = _Walk(data, file_name, blocks=blocks)
+    among them are added to meanwhile; ``stats`` counts what the value kernel did."""
+    walk = _Walk(data, file_name, blocks=blocks, stats=stats)
     return walk.records(), walk.problems
 
 
@@ -506,5 +513,8 @@ def mmv_dump_lines(records: Iterable[dict[str, Any] | Block]) -> Iterator[str]:
 
 
 def write_mmv_jsonl(records: Iterable[dict[str, Any] | Block], out: TextIO) -> None:
-    lines = mmv_dump_lines(records)
-    out.write("\n".join(lines) + "\n")
+    # line by line and chunk by chunk: one join of a whole dump copies megabytes twice more
+    write = out.write
+    for line in mmv_dump_lines(records):
+        write(line)
+        write("\n")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable
+from functools import cache
 from typing import Any, TextIO
 
 from pcpconform.dump.mmv_blocks import Block
@@ -28,6 +29,7 @@ _SECTION_TITLES = {"indoms": "indoms offset", "instances": "instances offset",
                    "strings": "string offset", "labels": "labels offset"}
 
 
+@cache          # a file's metrics share few units words
 def _units_text(dimension: str) -> str:
     text = str(PmUnits.from_word(int(dimension, 16)))
     return "" if text == "none" else text     # pmUnitsStr prints nothing for no units

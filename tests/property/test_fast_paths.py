@@ -30,7 +30,7 @@ def _load_registrations() -> None:
         if info.ispkg:
             continue
         spec = importlib.util.find_spec(info.name)
-        if spec is None or spec.origin is None:
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):   # a compiled module
             continue
         if "register(" in Path(spec.origin).read_text(encoding="utf-8"):
             importlib.import_module(info.name)

@@ -45,7 +45,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in _SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name,
-                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+                            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.so"))   # compiled afresh
         else:
             shutil.copy2(ROOT / name, src / name)
     out = tmp_path_factory.mktemp("dist")
@@ -90,6 +90,8 @@ def test_wheel_contents(wheel: Path) -> None:
     committed = {p.parent.name for p in (ROOT / "corpus" / "cases").glob("*/*/case.json")}
     assert cases == committed and "pcpconform/corpus/schema/case.schema.json" in names
     assert wheel.name.startswith(f"pcpconform-{pcpconform.__version__}-")
+    # the MMV dump's compiled kernel, built by the wheel's build; not its C source
+    assert [n for n in names if n.startswith("pcpconform/dump/_mmvrows.") and n.endswith(".so")]
 
 
 def test_installed_package_comes_from_the_wheel(installed: Path, outside: Path) -> None:
@@ -99,6 +101,9 @@ def test_installed_package_comes_from_the_wheel(installed: Path, outside: Path) 
     where, version = proc.stdout.split()
     assert Path(where).resolve().is_relative_to(installed.parent.resolve())
     assert version == pcpconform.__version__
+    kernel = _run([installed / "python", "-c", "from pcpconform.dump import mmv_kernel as k; "
+                   "print(k._kernel.__file__ if k._kernel else k.KERNEL_ERROR)"], outside).stdout.strip()
+    assert Path(kernel).resolve().is_relative_to(installed.parent.resolve()), kernel
     assert _run([installed / "pcpconform", "--version"], outside).stdout.strip() == \
         f"pcpconform {pcpconform.__version__}"
 

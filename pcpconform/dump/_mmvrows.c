@@ -1,0 +1,391 @@
+/* The lines of a run of clean MMV value rows, as JSON Lines or as the text listing.
+ *
+ * The compiled side of the registered fast path "dump.mmv-values"
+ * (pcpconform/dump/mmv_kernel.py): it writes, byte for byte, what the column path of
+ * pcpconform/dump/mmv_blocks.py (_Values.jsonl and _Values.text, the reference) writes for
+ * rows that path calls clean: a known metric of an MMV type, an instance entry where the
+ * metric has an indom, a terminated string slot for a STRING value, no positive ELAPSED
+ * extra. The caller checks that; this module reads only inside the bytes it is given and
+ * raises ValueError for a row that leaves them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define VALUE_SIZE 32
+#define STRING_SIZE 256
+#define CHUNK (1 << 15)     /* lines are handed over in chunks of about this many bytes,
+                               below malloc's mmap threshold, so that the memory is reused
+                               and stays in the cache, not faulted in afresh */
+
+enum { T_NOSUPPORT = -1, T_I32 = 0, T_U32 = 1, T_I64 = 2, T_U64 = 3, T_FLOAT = 4,
+       T_DOUBLE = 5, T_STRING = 6, T_ELAPSED = 9 };   /* pcpconform.mmv.model */
+
+typedef struct { char *at; Py_ssize_t len, cap; } Out;
+
+static __attribute__((noinline)) int grow_slow(Out *o, Py_ssize_t more) {
+    Py_ssize_t cap = o->cap ? o->cap : 4096;
+    while (cap < o->len + more) cap *= 2;
+    char *at = PyMem_Realloc(o->at, (size_t)cap);
+    if (at == NULL) { PyErr_NoMemory(); return -1; }
+    o->at = at; o->cap = cap;
+    return 0;
+}
+
+/* inlined, so that the pieces of constant length are copied without a call */
+static inline __attribute__((always_inline)) int grow(Out *o, Py_ssize_t more) {
+    return o->len + more <= o->cap ? 0 : grow_slow(o, more);
+}
+
+static inline __attribute__((always_inline)) int put(Out *o, const char *s, Py_ssize_t n) {
+    if (grow(o, n) < 0) return -1;
+    memcpy(o->at + o->len, s, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+#define PUTS(o, lit) put((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+
+/* an ASCII str (every text the dump writes is escaped to ASCII) */
+static int put_str(Out *o, PyObject *s) {
+    Py_ssize_t n;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+    return u == NULL ? -1 : put(o, u, n);
+}
+
+/* decimal digits by hand: snprintf costs more than the rest of a line */
+static int put_uint(Out *o, unsigned long long v) {
+    char buf[24], *w = buf + sizeof buf;
+    do { *--w = (char)('0' + v % 10); v /= 10; } while (v);
+    return put(o, w, buf + sizeof buf - w);
+}
+
+static int put_int(Out *o, long long v) {
+    if (v >= 0) return put_uint(o, (unsigned long long)v);
+    if (PUTS(o, "-") < 0) return -1;
+    return put_uint(o, 0ULL - (unsigned long long)v);
+}
+
+static const char HEX[] = "0123456789abcdef";
+
+/* bytes hi..lo (hi first) as lowercase hex */
+static int put_hex(Out *o, const unsigned char *b, int first, int last, int step) {
+    if (grow(o, 16) < 0) return -1;
+    for (int k = first; k != last + step; k += step) {
+        o->at[o->len++] = HEX[b[k] >> 4];
+        o->at[o->len++] = HEX[b[k] & 15];
+    }
+    return 0;
+}
+
+/* escape_bytes (0x20-0x7E but backslash as themselves, else \xHH), then, for JSON, the
+ * ASCII encoder's escapes of '"' and '\\' */
+static int put_escaped(Out *o, const unsigned char *b, Py_ssize_t n, int json) {
+    if (grow(o, 5 * n) < 0) return -1;
+    char *w = o->at + o->len;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned char c = b[k];
+        if (c >= 0x20 && c < 0x7F && c != '\\') {
+            if (json && c == '"') *w++ = '\\';
+            *w++ = (char)c;
+        } else {
+            *w++ = '\\';
+            if (json) *w++ = '\\';
+            *w++ = 'x'; *w++ = HEX[c >> 4]; *w++ = HEX[c & 15];
+        }
+    }
+    o->len = w - o->at;
+    return 0;
+}
+
+/* Python's format(x, "f"), and printf's "-nan" for a NaN with its sign bit. Below 2^33,
+ * x = m / 2^s exactly (m of 53 bits), so x * 10^6 = m * 10^6 / 2^s is exact in 128 bits and
+ * is rounded to an integer half to even, as Python's correctly rounded conversion does;
+ * larger numbers take Python's own conversion. */
+static int put_fixed(Out *o, double x) {
+    if (isnan(x)) return signbit(x) ? PUTS(o, "-nan") : PUTS(o, "nan");
+    double ax = fabs(x);
+    if (!(ax < 8589934592.0)) {
+        char *s = PyOS_double_to_string(x, 'f', 6, 0, NULL);
+        if (s == NULL) return -1;
+        int rc = put(o, s, (Py_ssize_t)strlen(s));
+        PyMem_Free(s);
+        return rc;
+    }
+    int k;
+    double f = frexp(ax, &k);
+    unsigned long long m = (unsigned long long)ldexp(f, 53), q = 0;
+    int shift = 53 - k;                       /* at least 20 */
+    if (shift <= 120) {                       /* else x * 10^6 < 2^-47: rounds to 0 */
+        unsigned __int128 p = (unsigned __int128)m * 1000000u, whole = p >> shift;
+        unsigned __int128 rem = p - (whole << shift), half = (unsigned __int128)1 << (shift - 1);
+        if (rem > half || (rem == half && (whole & 1))) whole++;
+        q = (unsigned long long)whole;
+    }
+    char buf[40], *w = buf + sizeof buf;
+    for (int d = 0; d < 6; d++) { *--w = (char)('0' + q % 10); q /= 10; }
+    *--w = '.';
+    do { *--w = (char)('0' + q % 10); q /= 10; } while (q);
+    if (signbit(x)) *--w = '-';
+    return put(o, w, buf + sizeof buf - w);
+}
+
+static long long i64_at(const unsigned char *p) { int64_t v; memcpy(&v, p, 8); return v; }
+static unsigned long long u64_at(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+typedef struct {
+    int type, singular;
+    PyObject *json_part, *text_head, *text_name;      /* borrowed from the metrics list */
+} Metric;
+
+static const char *token(int t) {
+    switch (t) {
+    case T_NOSUPPORT: return "nosupport"; case T_I32: return "32"; case T_U32: return "u32";
+    case T_I64: return "64"; case T_U64: return "u64"; case T_FLOAT: return "float";
+    case T_DOUBLE: return "double"; case T_STRING: return "string"; case T_ELAPSED: return "elapsed";
+    }
+    return NULL;
+}
+
+/* the index of key in the sorted keys, or -1 */
+static Py_ssize_t find(const uint64_t *keys, Py_ssize_t n, uint64_t key) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && keys[lo] == key ? lo : -1;
+}
+
+typedef struct {
+    const unsigned char *data; Py_ssize_t size;
+    const uint64_t *keys; Py_ssize_t nkeys;
+    PyObject *ids, *names, *texts;
+    int sentinel;
+} Rows;
+
+/* the value's text of a STRING row: its slot up to the NUL */
+static int slot(const Rows *r, long long at, const unsigned char **text, Py_ssize_t *len) {
+    if (at < 0 || at + STRING_SIZE > r->size) {
+        PyErr_Format(PyExc_ValueError, "string offset %lld is not a slot in the data", at);
+        return -1;
+    }
+    const unsigned char *s = r->data + at;
+    const unsigned char *nul = memchr(s, 0, STRING_SIZE);
+    if (nul == NULL) {
+        PyErr_Format(PyExc_ValueError, "string slot at %lld has no NUL", at);
+        return -1;
+    }
+    *text = s; *len = nul - s;
+    return 0;
+}
+
+static int is_empty(const Metric *m, const unsigned char *atom, Py_ssize_t slen) {
+    switch (m->type) {
+    case T_FLOAT: { float f; memcpy(&f, atom, 4); return isnan(f); }
+    case T_DOUBLE: { double d; memcpy(&d, atom, 8); return isnan(d); }
+    case T_STRING: return slen == 0;
+    case T_NOSUPPORT: return 0;
+    }
+    for (int k = 0; k < 8; k++) if (atom[k] != 0xFF) return 0;
+    return 1;
+}
+
+static int int_text(Out *o, int type, const unsigned char *atom) {
+    switch (type) {
+    case T_I32: { int32_t v; memcpy(&v, atom, 4); return put_int(o, v); }
+    case T_U32: { uint32_t v; memcpy(&v, atom, 4); return put_uint(o, v); }
+    case T_U64: return put_uint(o, u64_at(atom));
+    default: return put_int(o, i64_at(atom));
+    }
+}
+
+static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const Metric *m,
+                    Py_ssize_t inst) {
+    const unsigned char *row = r->data + off, *text = NULL;
+    Py_ssize_t slen = 0;
+    long long extra = i64_at(row + 8);
+    if (m->type == T_STRING && slot(r, extra, &text, &slen) < 0) return -1;
+    const char *tok = token(m->type);
+    if (PUTS(o, "{\"kind\":\"value\",\"index\":") < 0 || put_int(o, n) < 0
+        || PUTS(o, ",\"offset\":") < 0 || put_int(o, off) < 0
+        || PUTS(o, ",\"metric_offset\":") < 0 || put_uint(o, u64_at(row + 16)) < 0
+        || PUTS(o, ",\"instance_offset\":") < 0 || put_uint(o, u64_at(row + 24)) < 0
+        || PUTS(o, ",\"atom\":\"") < 0 || put_hex(o, row, 0, 7, 1) < 0
+        || PUTS(o, "\",\"extra\":\"") < 0 || put_int(o, extra) < 0 || PUTS(o, "\",") < 0
+        || put_str(o, m->json_part) < 0 || PUTS(o, ",\"instance\":") < 0)
+        return -1;
+    if (m->singular) {
+        if (PUTS(o, "null,\"instance_name\":null") < 0) return -1;
+    } else if (put_str(o, PyList_GET_ITEM(r->ids, inst)) < 0 || PUTS(o, ",\"instance_name\":") < 0
+               || put_str(o, PyList_GET_ITEM(r->names, inst)) < 0) {
+        return -1;
+    }
+    if (m->type == T_STRING && (PUTS(o, ",\"string_offset\":") < 0 || put_int(o, extra) < 0))
+        return -1;
+    if (PUTS(o, ",\"type\":\"") < 0 || put(o, tok, (Py_ssize_t)strlen(tok)) < 0
+        || PUTS(o, "\",\"value\":") < 0)
+        return -1;
+    int rc;
+    switch (m->type) {
+    case T_NOSUPPORT: rc = PUTS(o, "null"); break;
+    case T_FLOAT:
+        rc = PUTS(o, "{\"type\":\"float\",\"value\":\"0x") < 0 || put_hex(o, row, 3, 0, -1) < 0
+             ? -1 : PUTS(o, "\"}");
+        break;
+    case T_DOUBLE:
+        rc = PUTS(o, "{\"type\":\"double\",\"value\":\"0x") < 0 || put_hex(o, row, 7, 0, -1) < 0
+             ? -1 : PUTS(o, "\"}");
+        break;
+    case T_STRING:
+        rc = PUTS(o, "{\"type\":\"string\",\"value\":\"") < 0 || put_escaped(o, text, slen, 1) < 0
+             ? -1 : PUTS(o, "\"}");
+        break;
+    default:
+        rc = PUTS(o, "{\"type\":\"") < 0 || put(o, tok, (Py_ssize_t)strlen(tok)) < 0
+             || PUTS(o, "\",\"value\":\"") < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}");
+    }
+    if (rc < 0) return -1;
+    if (r->sentinel && is_empty(m, row, slen) && PUTS(o, ",\"sentinel\":true") < 0) return -1;
+    return PUTS(o, "}");
+}
+
+/* "  [item/offset] name" */
+static int text_row(Out *o, Py_ssize_t off, const Metric *m) {
+    return put_str(o, m->text_head) < 0 || put_int(o, off) < 0 || PUTS(o, "] ") < 0
+           ? -1 : put_str(o, m->text_name);
+}
+
+static int text_tail(Out *o, const Rows *r, const unsigned char *row, const Metric *m,
+                     Py_ssize_t inst) {
+    const unsigned char *text = NULL;
+    Py_ssize_t slen = 0;
+    long long extra = i64_at(row + 8);
+    if (m->type == T_STRING && slot(r, extra, &text, &slen) < 0) return -1;
+    if (!m->singular && inst >= 0 && put_str(o, PyList_GET_ITEM(r->texts, inst)) < 0) return -1;
+    if (r->sentinel && is_empty(m, row, slen)) return PUTS(o, " = (no value: sentinel)");
+    switch (m->type) {
+    case T_NOSUPPORT: return PUTS(o, " Unknown type nosupport");
+    case T_FLOAT: { float f; memcpy(&f, row, 4); return PUTS(o, " = ") < 0 ? -1 : put_fixed(o, f); }
+    case T_DOUBLE: { double d; memcpy(&d, row, 8); return PUTS(o, " = ") < 0 ? -1 : put_fixed(o, d); }
+    case T_STRING:
+        return PUTS(o, " = \"") < 0 || put_escaped(o, text, slen, 0) < 0 ? -1 : PUTS(o, "\"");
+    case T_ELAPSED:
+        return PUTS(o, " = ") < 0 || int_text(o, m->type, row) < 0 || PUTS(o, " (value=") < 0
+               || int_text(o, m->type, row) < 0 || PUTS(o, "/extra=") < 0 || put_int(o, extra) < 0
+               ? -1 : PUTS(o, ")");
+    }
+    return PUTS(o, " = ") < 0 ? -1 : int_text(o, m->type, row);
+}
+
+/* value_lines(text, data, base, lo, hi, sentinel, pos, metrics, keys, ids, names, texts)
+ *
+ * text: the listing's lines (else JSON Lines); data: the file's bytes; base: the values
+ * section's offset; rows lo..hi; sentinel: the file has the SENTINEL flag; pos: each row's
+ * index into metrics (a buffer of intp, one per row of the section); metrics: per metric
+ * (type, singular, json_part, text_head "  [item/", text_name); keys: the instance entries' offsets,
+ * sorted (a buffer of uint64); ids, names, texts: per key, the instance's id and name as
+ * JSON and the listing's part. Returns the lines in chunks, each of lines joined by
+ * newlines, without a final one.
+ */
+/* the buffer's lines as one more chunk */
+static int flush(Out *o, PyObject *chunks) {
+    PyObject *chunk = PyUnicode_New(o->len, 127);
+    if (chunk == NULL) return -1;
+    memcpy(PyUnicode_DATA(chunk), o->at, (size_t)o->len);
+    int rc = PyList_Append(chunks, chunk);
+    Py_DECREF(chunk);
+    o->len = 0;
+    return rc;
+}
+
+static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
+    int text, sentinel;
+    Py_buffer data, pos, keys;
+    Py_ssize_t base, lo, hi;
+    PyObject *metrics, *ids, *names, *texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "py*nnnpy*O!y*O!O!O!", &text, &data, &base, &lo, &hi, &sentinel,
+                          &pos, &PyList_Type, &metrics, &keys, &PyList_Type, &ids, &PyList_Type,
+                          &names, &PyList_Type, &texts))
+        return NULL;
+    Out o = {NULL, 0, 0};
+    Metric *table = NULL;
+    PyObject *chunks = PyList_New(0);
+    if (chunks == NULL) goto done;
+    Py_ssize_t nmetrics = PyList_GET_SIZE(metrics), nkeys = keys.len / 8;
+    if (pos.itemsize != sizeof(Py_ssize_t) || keys.len % 8 || PyList_GET_SIZE(ids) != nkeys
+        || PyList_GET_SIZE(names) != nkeys || PyList_GET_SIZE(texts) != nkeys) {
+        PyErr_SetString(PyExc_ValueError, "columns of mismatched sizes");
+        goto done;
+    }
+    if (lo < 0 || hi < lo || base < 0 || pos.len / (Py_ssize_t)sizeof(Py_ssize_t) < hi
+        || base + VALUE_SIZE * hi > data.len) {
+        PyErr_SetString(PyExc_ValueError, "rows outside the values section");
+        goto done;
+    }
+    table = PyMem_Calloc((size_t)(nmetrics ? nmetrics : 1), sizeof(Metric));
+    if (table == NULL) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t k = 0; k < nmetrics; k++) {
+        PyObject *m = PyList_GET_ITEM(metrics, k);
+        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 5) {
+            PyErr_SetString(PyExc_TypeError, "a metric is (type, singular, json_part, text_head, text_name)");
+            goto done;
+        }
+        table[k].type = (int)PyLong_AsLong(PyTuple_GET_ITEM(m, 0));
+        table[k].singular = PyObject_IsTrue(PyTuple_GET_ITEM(m, 1));
+        table[k].json_part = PyTuple_GET_ITEM(m, 2);
+        table[k].text_head = PyTuple_GET_ITEM(m, 3);
+        table[k].text_name = PyTuple_GET_ITEM(m, 4);
+        if (PyErr_Occurred()) goto done;
+    }
+    Rows r = {data.buf, data.len, keys.buf, nkeys, ids, names, texts, sentinel};
+    const Py_ssize_t *at = pos.buf;
+    for (Py_ssize_t n = lo; n < hi; n++) {
+        Py_ssize_t off = base + VALUE_SIZE * n, p = at[n], inst = -1;
+        if (p < 0 || p >= nmetrics) {
+            PyErr_SetString(PyExc_ValueError, "a row names no metric");
+            goto done;
+        }
+        const Metric *m = &table[p];
+        if (token(m->type) == NULL) {
+            PyErr_Format(PyExc_ValueError, "row %zd: type %d is not an MMV type", n, m->type);
+            goto done;
+        }
+        const unsigned char *row = r.data + off;
+        if (!m->singular) {
+            inst = find(r.keys, nkeys, u64_at(row + 24));
+            if (inst < 0 && !text) {
+                PyErr_SetString(PyExc_ValueError, "a row names no instance");
+                goto done;
+            }
+        }
+        if (o.len >= CHUNK && flush(&o, chunks) < 0) goto done;
+        if (o.len > 0 && PUTS(&o, "\n") < 0) goto done;
+        if (text ? text_row(&o, off, m) < 0 || text_tail(&o, &r, row, m, inst) < 0
+                 : json_row(&o, &r, n, off, m, inst) < 0)
+            goto done;
+    }
+    if (o.len > 0 && flush(&o, chunks) < 0) goto done;
+    result = chunks;
+    chunks = NULL;
+done:
+    Py_XDECREF(chunks);
+    PyMem_Free(o.at);
+    PyMem_Free(table);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&pos);
+    PyBuffer_Release(&keys);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mmvrows",
+                                    "The compiled kernel of the MMV dump's value rows.", -1, methods};
+
+PyMODINIT_FUNC PyInit__mmvrows(void) { return PyModule_Create(&module); }

@@ -1,0 +1,60 @@
+"""The registered fast path of the MMV dump's value rows: a compiled kernel.
+
+A file at the PMDA's limits has tens of thousands of values; even made by columns
+(``mmv_blocks``), their lines cost a Python string or more each, more than mmvdump's whole
+run. The kernel (``_mmvrows.c``, built by setup.py) writes a run of clean rows' lines from
+the file's bytes in one pass, as JSON Lines or as the listing; ``_Values.jsonl`` and
+``_Values.text`` of ``mmv_blocks`` stay the reference. Where the kernel is not built or does
+not import, every run is declined with ``KernelReason.NOT_BUILT`` and counted, never
+silently (the tests require the kernel where CI builds it).
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+from types import ModuleType
+from typing import Any
+
+from pcpconform.fastpath import Declined, register
+
+__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines"]
+
+_kernel: ModuleType | None
+KERNEL_ERROR: str | None = None
+try:
+    _kernel = importlib.import_module("pcpconform.dump._mmvrows")
+except ImportError as exc:       # not built (a source tree without its build step)
+    _kernel = None
+    KERNEL_ERROR = str(exc)
+
+
+class KernelReason(enum.Enum):
+    NOT_BUILT = "the compiled kernel pcpconform.dump._mmvrows is not built or does not import"
+
+
+def reference_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
+    """The lines of the clean value rows lo..hi, made by columns in Python (the reference),
+    in chunks of lines joined by newlines without a final one; ``fmt`` is jsonl or text."""
+    chunks: list[str] = values.jsonl(lo, hi) if fmt == "jsonl" else values.text(lo, hi)
+    return chunks
+
+
+def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
+    """``reference_lines`` by the compiled kernel (chunks of about 256 KB)."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    keys, ids, names, texts = values.instance_columns
+    chunks: list[str] = _kernel.value_lines(fmt == "text", values.data, values.base, lo, hi, values.sentinel,
+                                            values.positions, values.metric_columns, keys, ids, names,
+                                            texts)
+    return chunks
+
+
+def same_lines(a: list[str], b: list[str]) -> bool:
+    """The same lines, however they are cut into chunks."""
+    return "\n".join(a) == "\n".join(b)
+
+
+VALUE_LINES = register("dump.mmv-values", reference=reference_lines, fast=kernel_lines,
+                       reasons=KernelReason, inputs="mmv-values", same=same_lines)
