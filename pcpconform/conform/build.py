@@ -12,7 +12,6 @@ as long as its files do not change: the origin says which writer made those byte
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import tempfile
@@ -75,13 +74,10 @@ def _previous_origin(corpus: Path, kind: str, data: dict[str, Any]) -> dict[str,
 
 
 def _mmv(tmp: Path) -> list[Made]:
-    """The MMV checker's one-fault MMV cases, when it has a corpus builder."""
-    try:
-        module: Any = importlib.import_module("pcpconform.check.mmv.corpus")
-    except ImportError:
-        return []
+    """The MMV checker's one-fault MMV cases."""
+    from pcpconform.check.mmv.corpus import build_mmv_cases
     out = []
-    for path in module.build_mmv_cases(tmp / "mmv"):
+    for path in build_mmv_cases(tmp / "mmv"):
         data = json.loads((Path(path) / CASE_FILE).read_text(encoding="utf-8"))
         files = {name: content for name, content in dir_files(Path(path)).items() if name != CASE_FILE}
         out.append(Made(data, files))

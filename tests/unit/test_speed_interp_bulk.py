@@ -26,7 +26,7 @@ from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp import observations as observations_module
 from pcpconform.oracles.interp import wanted as wanted_module
 from pcpconform.oracles.interp.fast_paths import OneAtATime
-from pcpconform.oracles.interp.observations import NO_NUMPY, WINDOW_SPLIT
+from pcpconform.oracles.interp.observations import WINDOW_SPLIT
 from pcpconform.oracles.interp.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,10 +161,3 @@ def test_decode_run_gives_decode_results_values_and_refuses_another_shape(
                 got = [F32.from_bits(v) for v in got]
             assert [_exact(v) for v in got] == [_exact(v) for v in vs.columns[1]]
 
-
-def test_without_numpy_the_pass_is_one_record_at_a_time(bench: tuple[Path, dict[str, Any]],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "numpy", None)
-    got, reasons, together = _outcome(Replay, bench[0])
-    assert (together, reasons) == (0, Counter({NO_NUMPY: 1}))
-    assert got == _outcome(OneAtATime, bench[0])[0]

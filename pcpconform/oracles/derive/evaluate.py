@@ -119,10 +119,7 @@ class Evaluator(Functions, Ternary):
         self._no_vectoriser: Reason = why or Reason.DISABLED
 
     def _start_vectoriser(self) -> Reason | None:
-        try:
-            from pcpconform.oracles.derive.vectorised import Vectoriser
-        except ImportError:             # an install without numpy: counted, never silent
-            return Reason.NO_NUMPY
+        from pcpconform.oracles.derive.vectorised import Vectoriser  # numpy, when first needed
         self.vectoriser = Vectoriser(self.bound, self.order, self._constant)
         self.vector_stats = self.vectoriser.stats
         return None

@@ -1,6 +1,6 @@
 """What the vectorised evaluation of derived metrics did: how many metric-fetches it
-evaluated, and why it left the others to the per-fetch evaluator (numpy-free, so the
-evaluator can count even where numpy is missing)."""
+evaluated, and why it left the others to the per-fetch evaluator (without numpy, so the
+evaluator imports it before it starts vectorising)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ __all__ = ["Reason", "VectorStats"]
 class Reason(StrEnum):
     """Why a metric-fetch went to the per-fetch evaluator."""
 
-    NO_NUMPY = "numpy not installed"
     DISABLED = "vectorising turned off"
     HISTORY = "delta()/rate() keep a previous sample"
     NODE = "node kind evaluated per fetch"

@@ -23,13 +23,11 @@ from pcpconform.oracles.interp.wanted import (
     Record,
     ValueWindow,
     WantedDecoder,
-    wanted_records,
     wanted_windows,
 )
 
-__all__ = ["Observations", "NO_NUMPY", "WINDOW_SPLIT"]
+__all__ = ["Observations", "WINDOW_SPLIT"]
 
-NO_NUMPY = "no numpy"          # a whole-schedule fallback reason (ScheduleStats.fallbacks)
 _NULL_INST = (PM_IN_NULL,)
 _RUN = 1024                    # records buffered per metric before they join the series
 #: a window of records whose metrics change instance lists (or values that do not fit the
@@ -123,15 +121,9 @@ class Observations:
         """What the constructor reads of the records (a subclass may read less): runs of
         records of one layout decoded by numpy, the rest one at a time (both counted in
         ``stats``)."""
-        records: Iterable[Record | ValueWindow]
-        try:
-            import numpy  # noqa: F401  (the runs' decoder needs it)
-        except ImportError:                 # counted, never silent
-            self.stats.record_fallbacks[NO_NUMPY] += 1
-            records = wanted_records(archive, self.descs, self.seeked_from, self.decoder)
-        else:
-            singular = [pmid for pmid, desc in self.descs.items() if desc.indom.is_null]
-            records = wanted_windows(archive, self.decoder, singular, self.stats, self.seeked_from, _RUN)
+        singular = [pmid for pmid, desc in self.descs.items() if desc.indom.is_null]
+        records: Iterable[Record | ValueWindow] = wanted_windows(archive, self.decoder, singular, self.stats,
+                                                                 self.seeked_from, _RUN)
         with gc_paused():
             self._collect(archive, records)
 

@@ -42,7 +42,7 @@ from pcpconform.oracles.interp.model import (
     counter_value,
     gc_paused,
 )
-from pcpconform.oracles.interp.observations import NO_NUMPY, Observations
+from pcpconform.oracles.interp.observations import Observations
 
 __all__ = ["RULE_SETS", "DEVIATIONS", "NoValue", "Sample", "Replay", "interpolate"]
 
@@ -398,11 +398,7 @@ class Replay(Observations):
         self.direction = 1 if interval_nsec > 0 else -1
         if self.emulate:                    # the deviations are modelled per fetch only
             return self.schedule_reference(start, interval_nsec, count)
-        try:
-            from pcpconform.oracles.interp import vectorised
-        except ImportError:                 # an install without numpy: counted, never silent
-            self.stats.fallbacks[NO_NUMPY] += 1
-            return self.schedule_reference(start, interval_nsec, count)
+        from pcpconform.oracles.interp import vectorised  # numpy, imported when first needed
         try:
             with gc_paused():
                 result = vectorised.schedule(self, self.fetch_state(), start, interval_nsec, count)
