@@ -16,7 +16,6 @@ and emulated deviations are the whole replay's (``open_set_replay`` chooses).
 from __future__ import annotations
 
 import bisect
-import gc
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -56,8 +55,9 @@ class SetReplay:
     def _at(self, k: int) -> Replay:
         if k != self._member:
             state = self._replay.fetch_state()
-            del self._replay        # one member's observations in memory at a time
-            gc.collect()            # the replay's reference cycles hold them until collected
+            # one member's observations in memory at a time: a replay holds no reference
+            # cycle, so it is freed here (no gc.collect, which would walk every live object)
+            del self._replay
             replay = Replay(self.archive.member_view(k), self.pmids, rules=self.rules)
             replay.instances = self.instances
             replay.set_fetch_state(state)
