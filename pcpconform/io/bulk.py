@@ -312,7 +312,7 @@ class ResultLayout:
         self.size = len(reference)
         self.columns = columns
         self.variable = variable            # (byte offset, byte length), word-aligned
-        self.fixed: Any = None              # decode_run's word mask, made at its first use
+        self.fixed: Any = None              # decode_run's (word mask, masked reference), made at first use
 
 
 class LayoutReason(enum.StrEnum):
@@ -410,9 +410,10 @@ def decode_run(layout: ResultLayout, datas: list[bytes],
         fixed = np.full(size // 4, 0xFFFFFFFF, dtype=np.uint32)
         for off, length in layout.variable:
             fixed[off // 4:(off + length + 3) // 4] = 0
-        layout.fixed = fixed
-    reference = np.frombuffer(layout.reference, dtype=np.uint32)
-    matching = ~((words ^ reference) & layout.fixed).any(axis=1)
+        layout.fixed = (fixed, np.frombuffer(layout.reference, dtype=np.uint32) & fixed)
+    fixed, reference = layout.fixed
+    # compared as booleans: any() over integer words is several times slower
+    matching = ((words & fixed) == reference).all(axis=1)
     every = bool(matching.all())
     out: list[tuple[ValueColumn, Any]] = []
     kept = datas if every else [d for d, ok in zip(datas, matching.tolist()) if ok]

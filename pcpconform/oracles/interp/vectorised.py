@@ -42,6 +42,7 @@ from pcpconform.oracles.interp.model import (
     Sample,
     ScheduleReason,
     VectorisedFallback,
+    gc_paused,
 )
 
 __all__ = ["Result", "schedule", "SERIES_REASONS"]
@@ -291,7 +292,9 @@ def schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_n
     """What ``count`` successive fetches from ``state`` return, for a replay without emulated
     deviations (the caller checks), and the state they leave. Raises ``VectorisedFallback``
     for a schedule it does not compute."""
-    with np.errstate(all="ignore"):         # overflow and NaN are checked where they matter
+    # overflow and NaN are checked where they matter; the samples are ~10^5 acyclic
+    # containers, which a cyclic collection would scan to free nothing
+    with np.errstate(all="ignore"), gc_paused():
         return _schedule(replay, state, start, interval_nsec, count)
 
 
