@@ -4,9 +4,10 @@ libpcp loads every member's metadata into one context when the set is opened, me
 member in namelist order (SET-META-1): descriptors must agree (the first disagreement, in
 the order type, semantics, instance domain, units, refuses the whole set with
 PM_ERR_LOGCHANGE*), names accumulate (a name already bound to another pmID keeps its
-first binding), instance domains and label sets are merged by time (identical records
-counted once; of two records with one time, the one loaded last is in force), and help
-text is replaced by each member that has its own (SET-META-3).
+first binding; PCP 6.0 finds no name under a node only later members make: SET-META-4),
+instance domains and label sets are merged by time (identical records counted once; of two
+records with one time, the one loaded last is in force), and help text is replaced by each
+member that has its own (SET-META-3).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pcpconform.format.schema import TYPE_DESC
 from pcpconform.io.archive import Archive, Desc, InDomRecord, LabelRecord, _Metadata
 from pcpconform.io.setform import SetError
 
-__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "merge_metadata"]
+__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "findable_names", "merge_metadata"]
 
 #: what libpcp compares, in its order, and the error it gives for each (__pmLogAddDesc)
 DESC_FIELDS = (("type", "PM_ERR_LOGCHANGETYPE"), ("sem", "PM_ERR_LOGCHANGESEM"),
@@ -74,8 +75,6 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
         mine = member.metadata
         for pmid, desc in mine.descs.items():
             old = md.descs.get(pmid)
-            if old is None and n > 0 and profile == "pcp-6.0":
-                continue            # PCP 6.0 knows the first member's metrics alone (SET-META-4)
             if old is None:
                 md.descs[pmid] = desc
             else:
@@ -99,10 +98,25 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
         bound = tuple(n for n in desc.names if md.names.get(n) == pmid)
         if bound != desc.names:
             md.descs[pmid] = Desc(desc.pmid, desc.type, desc.indom, desc.sem, desc.units, bound)
+    if profile == "pcp-6.0" and loaded:
+        md.names = findable_names(md.names, loaded[0])
     for key, entries in indoms.items():
         md.indoms[key] = _dedup(sorted(entries, key=lambda e: (e[0], e[1])))
     md.labels = _dedup_labels([rec for _, _, rec in sorted(labels, key=lambda e: (e[0], e[1]))])
     return md
+
+
+def findable_names(names: dict[str, int], first: Archive) -> dict[str, int]:
+    """The names of ``names`` a PCP 6.0 context finds (pmLookupName, pmTraversePMNS): those
+    whose every inner node (``a`` and ``a.b`` of ``a.b.c``) the first member in namelist
+    order made. PCP 6.0's PMNS leaves each node a later member adds inside the tree marked
+    as hidden (SET-META-4); the metric stays known by pmID, names included (pmNameAll)."""
+    made = {node for name in first.metadata.names for node in (*_inner_nodes(name), name)}
+    return {name: pmid for name, pmid in names.items() if all(n in made for n in _inner_nodes(name))}
+
+
+def _inner_nodes(name: str) -> list[str]:
+    return [name[:i] for i, ch in enumerate(name) if ch == "."]
 
 
 def _dedup(entries: list[tuple[int, int, InDomRecord]]) -> list[InDomRecord]:

@@ -22,9 +22,10 @@ from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.io.setform import namelist, set_profile_for
+from pcpconform.oracles.derive.profiles import profile as get_profile
 from pcpconform.oracles.interp.model import DEVIATIONS
 from tests.cli import run_cli
-from tests.differential.libpcp import bridge, pmlogger
+from tests.differential.libpcp import bridge, derive_compare, pmlogger
 from tests.differential.libpcp.referees import Referee
 from tests.differential.libpcp.set_bridge import SetSource, kit_interp, set_interp, set_read
 from tests.differential.libpcp.set_compare import kit_document, set_differences
@@ -343,3 +344,57 @@ def test_unreadable_member_loses_earlier_metadata_in_pcp7(tmp_path: Path, refere
 def test_referees_named(referee: Referee) -> None:
     """Each referee's set profile is the one SET-VER-1 gives its version."""
     assert set_profile_for(referee.version) == referee.set_profile
+
+
+ONLY_FIRST, EXTRA, UNDER_NEW_NODE = int(PmID("60.0.5")), int(PmID("60.0.3")), int(PmID("60.0.4"))
+
+
+def _names_set(directory: Path) -> None:
+    """m1 with v.only (60.0.5); m2, 1 ms after it, with t.extra (a string, 60.0.3: a new leaf
+    of t) and u.extra (60.0.4: under a node u no other member has)."""
+    member(directory / "m1", T, extra=[("v.only", 5, "double")])
+    member(directory / "m2", T + 20.001, extra=[("t.extra", 3, "string"), ("u.extra", 4, "double")])
+
+
+@pytest.mark.parametrize("order", [("m1", "m2"), ("m2", "m1")])
+def test_names_under_a_node_a_later_member_made(tmp_path: Path, referee: Referee, order: tuple[str, str]) -> None:
+    """SET-META-4: every member's metrics are known by pmID from the open on (descriptor,
+    pmNameAll, values: a forward read and an INTERP replay give the later member's values);
+    PCP 6.0 finds no name under a node the first member of the namelist did not make, before
+    or after a replay reaches the member that has it."""
+    _names_set(tmp_path / "n")
+    source = SetSource(tmp_path / "n", order)
+    theirs = _same_read(referee, source)
+    found = set(theirs["names_at_open"])
+    if referee.set_profile == "pcp-6.0":
+        assert found >= {"t.counter", "t.instant", "t.extra"}
+        assert ("u.extra" in found, "v.only" in found) == ((False, True) if order[0] == "m1" else (True, False))
+    else:
+        assert found >= {"t.extra", "u.extra", "v.only"}
+    later = theirs["results"][-1]["values"]
+    assert later[str(PmID(UNDER_NEW_NODE))]["numval"] == 1 and "nodesc" not in later[str(PmID(UNDER_NEW_NODE))]
+    assert theirs["metrics"][str(PmID(UNDER_NEW_NODE))]["names"] == ["u.extra"]
+    assert _same_replays(referee, source, [COUNTER, ONLY_FIRST, EXTRA, UNDER_NEW_NODE]) > 30
+    got = set_interp(referee, source, Timestamp(T + 25), 5 * SECOND, 2, [EXTRA, UNDER_NEW_NODE]).fetches
+    assert all(f["values"][str(PmID(p))] for f in got for p in (EXTRA, UNDER_NEW_NODE))
+    # by name, the interp command finds what libpcp finds
+    rules = "pcp-7" if referee.set_profile == "pcp-7" else referee.interp_rules
+    status, _, err = run_cli("interp", source.name(), "u.extra", "--rules", rules, "--format", "json")
+    assert (status == 0) == ("u.extra" in found), err
+
+
+def test_derived_metrics_bind_to_the_names_found_at_open(tmp_path: Path, referee: Referee) -> None:
+    """SET-META-4: a derived metric binds when the context is opened, to the names found
+    then: under PCP 6.0 one of v.only and u.extra (whichever is under a node the directory's
+    first member did not make) does not bind; under 6.3 and 7 both do. Replayed across the
+    seam, the kit's values are libpcp's."""
+    _names_set(tmp_path / "n")
+    directory = tmp_path / "n"
+    s = ArchiveSet(directory, profile=referee.set_profile)
+    texts = ["u.extra * 2", "v.only * 2", "t.instant + 1"]
+    schedule = (Timestamp(T + 3), 5 * SECOND, 9)
+    cmp = derive_compare.compare(referee, get_profile(referee.derive_profile), directory, texts, schedule,
+                                 archive=s)
+    assert derive_compare.mismatches(cmp) == []
+    bound = [cmp.theirs[derive_compare.name_of(k)].desc is not None for k in range(3)]
+    assert bound[2] and sum(bound[:2]) == (1 if referee.set_profile == "pcp-6.0" else 2)

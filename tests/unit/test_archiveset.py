@@ -9,7 +9,7 @@ import pytest
 
 from pcpconform.errors import FormatError, UsageError
 from pcpconform.fastpath import PathStats
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import VOL_STRIDE, ArchiveSet, open_source
 from pcpconform.io.bulk import decode_result
@@ -132,3 +132,20 @@ def test_mixed_versions_read_as_version_3(tmp_path: Path) -> None:
 def test_forward_mark_carry_is_reported_as_libpcp_does() -> None:
     assert forward_mark_time(Timestamp(5, 999_000_000)) == (Timestamp(6, 0), 1_000_000_000)
     assert forward_mark_time(Timestamp(5, 999_500_000)) == (Timestamp(6, 500_000), 500_000)
+
+
+def test_pcp60_finds_no_name_under_a_node_a_later_member_made(tmp_path: Path) -> None:
+    """SET-META-4: every metric is known by pmID; under pcp-6.0 a name is found only when the
+    first namelist member made every inner node of it."""
+    member(tmp_path / "m1", T, extra=[("v.only", 5, "double")])
+    member(tmp_path / "m2", T + 100, extra=[("t.extra", 3, "string"), ("u.extra", 4, "double"),
+                                             ("t.d.e", 6, "double")])
+    names = f"{tmp_path / 'm1'},{tmp_path / 'm2'}"
+    six = ArchiveSet(names, profile="pcp-6.0")
+    assert sorted(six.metadata.names) == ["t.counter", "t.extra", "t.instant", "v.only"]
+    assert six.desc(int(PmID("60.0.4"))).names == ("u.extra",)
+    with pytest.raises(KeyError):
+        six.desc("u.extra")
+    assert len(six.descs()) == len(ArchiveSet(names, profile="pcp-6.3").descs()) == 6
+    assert "u.extra" in ArchiveSet(names, profile="pcp-6.3").metadata.names
+    assert "v.only" not in ArchiveSet(f"{tmp_path / 'm2'},{tmp_path / 'm1'}", profile="pcp-6.0").metadata.names

@@ -8,9 +8,9 @@ SOURCE... are joined with commas into the name given to pmNewContext (one direct
 members of a comma-separated list). Runs under a PCP's system python, as pm_read.py does;
 pm_read.py must lie beside it.
 
-read:   pm_read.py's document for the set, with "text_at_open" (the help text looked up
-        right after the context is opened: PCP 6.0 reloads a member's text as a replay
-        reaches it) and "error" (null, or the PMAPI error that ended the forward pass of
+read:   pm_read.py's document for the set, with "names_at_open" (name: pmID of every name
+        the PMNS finds right after the context is opened), "text_at_open" (the help text
+        looked up then: PCP 6.0 reloads a member's text as a replay reaches it) and "error" (null, or the PMAPI error that ended the forward pass of
         pmFetchArchive, the results before it kept). An error opening the set prints
         {"open_error": "PM_ERR_..."} and exits 0.
 interp: one JSON line per fetch, written as it is done (a libpcp that dies mid-replay
@@ -44,6 +44,7 @@ class SetReader(Reader):
     def run(self):
         self.label()
         self.metrics()
+        self.names_at_open()
         self.text()
         self.out["text_at_open"] = self.out.pop("text")
         self.out["error"] = None
@@ -55,6 +56,15 @@ class SetReader(Reader):
         self.text()
         self.labels()
         return self.out
+
+    def names_at_open(self):
+        # the names the PMNS finds right after opening (pmTraversePMNS, pmLookupName), each
+        # with its pmID: PCP 6.0 finds no name under a node a later member added
+        names = []
+        self.ctx.pmTraversePMNS("", lambda name: names.append(name))
+        pmids = self.ctx.pmLookupName(names, relaxed=1) if names else []
+        self.out["names_at_open"] = dict((n, pmid_str(p)) for n, p in zip(names, pmids)
+                                         if p != c_api.PM_ID_NULL and (p >> 22) & 0x1ff != 511)
 
     def _vset_entry(self, r, k, vsp):
         # values of metrics libpcp has no descriptor for are marked ("nodesc")

@@ -51,6 +51,7 @@ def kit_document(name: str, profile: str) -> dict[str, Any]:
     doc["end"] = [s.end().sec, s.end().nsec] if s.end() is not None else doc["end"]
     doc["error"] = error
     doc["text_at_open"] = doc["text"]
+    doc["names_at_open"] = {name: str(PmID(pmid)) for name, pmid in s.metadata.names.items()}
     if profile == "pcp-6.0":
         # the pass reopened every member it reached, in time order (SET-META-3)
         after = dict(s.metadata.text)
@@ -82,6 +83,8 @@ def set_differences(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
     out = reader_differences(theirs, ours)
     if theirs["error"] != ours["error"]:
         out.append(f"forward pass ends: libpcp {theirs['error']}, ours {ours['error']}")
+    if theirs["names_at_open"] != ours["names_at_open"]:
+        out.append(f"names found at open: libpcp {theirs['names_at_open']}, ours {ours['names_at_open']}")
     if theirs["text_at_open"] != {k: v for k, v in ours["text_at_open"].items()
                                   if k.rsplit(":", 1)[0] in _asked(theirs, named=True)}:
         out.append(f"help text at open: libpcp {theirs['text_at_open']}, ours {ours['text_at_open']}")
@@ -89,7 +92,8 @@ def set_differences(theirs: dict[str, Any], ours: dict[str, Any]) -> list[str]:
 
 
 def _asked(theirs: dict[str, Any], named: bool = False) -> set[str]:
-    """What pm_set.py looked help text up for: metrics (with a name when it looks up right
-    after opening), and their instance domains."""
-    metrics = {p: d for p, d in theirs["metrics"].items() if d["names"] or not named}
+    """What pm_set.py looked help text up for: metrics (those it found by name right after
+    opening, when it looks up then), and their instance domains."""
+    at_open = set(theirs["names_at_open"].values())
+    metrics = {p: d for p, d in theirs["metrics"].items() if p in at_open or not named}
     return {f"pmid:{p}" for p in metrics} | {f"indom:{d['indom']}" for d in metrics.values() if d["indom"]}
