@@ -71,8 +71,8 @@ class SetContext(Context):
         self.mark_done = 0              # ac_mark_done: the direction of the mark just made
 
     def _set_time(self) -> None:
+        self.mark_done = 0              # __pmLogChangeArchive clears it, then positions
         super()._set_time()
-        self.mark_done = 0              # __pmLogChangeArchive clears it
 
     def _read(self, forward: bool) -> tuple[float, bool, tuple[Any, ...]] | None:
         p = self.pos
@@ -98,6 +98,6 @@ class SetContext(Context):
                 if self.mark_done != _BACK:
                     self.mark_done = _BACK
                     return (self.virtual[p - 1], True, ())
-                self.pos = self.offset = p              # switch: remembered at its end
+                self.pos = self.offset = p - 1          # switch: remembered at its end
         self.mark_done = 0
         return super()._read(forward)
