@@ -65,6 +65,11 @@ class Archived:
             self._index = index_positions(self._archive) if self._archive is not None else []
         return self._index
 
+    def positioning_index(self, origin: Timestamp, direction: int) -> list[tuple[Timestamp, int]]:
+        """The index entries pmSetMode positions a replay from ``origin`` by: all of them
+        (an archive set's: those of the member it positions in, SET-REPLAY-6)."""
+        return self.index
+
 
 def index_positions(archive: Archive) -> list[tuple[Timestamp, int]]:
     """The archive's index entries as (time, record position)."""
@@ -204,8 +209,8 @@ class Context:
 
     def _set_time(self) -> None:
         """__pmLogSetTime: gross positioning by the temporal index (INTERP-CACHE-2)."""
-        index = self.arch.index
         forward = self.direction > 0
+        index = self.arch.positioning_index(Timestamp.from_nsec(self.origin), self.direction)
         if not index:
             self.pos = 0 if forward else len(self.arch.records)
         else:
@@ -358,20 +363,24 @@ class Context:
         return seen
 
     # -- the fetch ---------------------------------------------------------------------
-    def fetch(self, pmids: Sequence[int]) -> dict[int, dict[int, Any]] | None:
+    def fetch(self, pmids: Sequence[int], eol: bool | None = None) -> dict[int, dict[int, Any]] | None:
         """One pmFetch: per metric its values by instance (NoValue where libpcp returns
         none, with a reason), or None for end of log (PM_ERR_EOL). The context time then
-        moves on by the interval, as libpcp's does even at end of log."""
+        moves on by the interval, as libpcp's does even at end of log. ``eol``: whether the
+        fetch is end of log, where the caller decides it (an archive set's rule, SET-EOL-1)."""
         try:
-            return self._fetch(pmids)
+            return self._fetch(pmids, eol)
         finally:
             self.origin += self.delta
 
-    def _fetch(self, pmids: Sequence[int]) -> dict[int, dict[int, Any]] | None:
+    def _fetch(self, pmids: Sequence[int], eol: bool | None) -> dict[int, dict[int, Any]] | None:
         t_req = self._t_req()
-        if t_req < -EDGE:
+        if eol is not None:
+            if eol:
+                return None
+        elif t_req < -EDGE:
             return None
-        if t_req > self.ac_end + EDGE:    # INTERP-CACHE-1: the end is read when needed
+        elif t_req > self.ac_end + EDGE:    # INTERP-CACHE-1: the end is read when needed
             self.ac_end = self.arch.end
             if t_req > self.ac_end:
                 return None

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
+from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.cache import Archived, Context, Rec, calipers
 from pcpconform.oracles.interp.model import NoValue, Sample, timestamp_sub
+from pcpconform.oracles.interp.setcache import SetArchived, SetContext
 from pcpconform.oracles.interp.wanted import WantedDecoder
 
 if TYPE_CHECKING:
@@ -35,11 +37,15 @@ class CachedFetches:
             replay.stats.record_fallbacks[RECORDS_OF_ONE_TIME] += 1
             types = {p: d.type for p, d in replay.archive.metadata.descs.items()}
             archived = read_archived(replay.archive, WantedDecoder(replay.archive.version, types, self.fetched))
+        self.is_set = isinstance(replay.archive, ArchiveSet)
+        context: type[Context] = Context
+        if isinstance(replay.archive, ArchiveSet):     # an archive set's context (SET-REPLAY-8)
+            archived, context = SetArchived(archived, replay, replay.archive), SetContext
         lifetimes = {p: calipers([(replay.rel(r.timestamp), r.instances)
                                   for r in replay.archive.indom_history(replay.descs[p].indom)],
                                  replay.instances[p])
                      for p in self.fetched if not replay.descs[p].indom.is_null}
-        self.context = Context(archived, {p: replay.descs[p] for p in self.fetched},
+        self.context = context(archived, {p: replay.descs[p] for p in self.fetched},
                                {p: replay.instances[p] for p in self.fetched}, lifetimes, replay.rules,
                                reposition_on_set_mode=replay.reposition_on_set_mode)
         self.mode_set = False           # a pmSetMode was made for the fetches under way
@@ -60,7 +66,8 @@ class CachedFetches:
             context.delta = 0
             self.mode_set = True
         ruled = self.rules.fetch(when)
-        got = context.fetch(self.fetched)
+        # an archive set's end of log is its own (SET-EOL-1), as the rules' twin found it
+        got = context.fetch(self.fetched, ruled.eol if self.is_set else None)
         if got is None:
             return Sample(when, eol=True)
         sample = Sample(when)

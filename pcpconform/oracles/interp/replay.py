@@ -64,10 +64,6 @@ class Replay(Observations):
         unknown = self.emulate - DEVIATIONS.keys()
         if unknown:
             raise ValueError(f"unknown deviation {sorted(unknown)[0]!r}; known: {', '.join(DEVIATIONS)}")
-        if hasattr(archive, "end_of_log"):
-            # SET-REPLAY-8: libpcp's bound cache is modelled for one archive's context; a
-            # set's context switches members, and its seams and end are the set's own rules
-            self.emulate -= {"cached-bounds"}
         self.rules = rules
         self.reposition_on_set_mode = reposition_on_set_mode
         # libpcp's cache (INTERP-DEV-5) depends on records before any time: no seeking
