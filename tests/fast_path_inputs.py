@@ -162,7 +162,13 @@ _EDGE_TEXTS = [b'"', b"\\", b'a"b\\c', b"\x01\x1f\x7f\x80\xff", b"", b"\xce\xbb 
 def _value_blocks(raw: bytes) -> list[tuple[Any, int, int]]:
     """(values, lo, hi) of every block of clean value rows the dump of raw makes."""
     lines, _ = iter_mmv_lines(raw, "drawn")
-    return [obj.source for obj in lines if isinstance(obj, Block) and obj.source]
+    return [obj.source for obj in lines if isinstance(obj, Block) and obj.kind == "value"]
+
+
+def _string_blocks(raw: bytes) -> list[tuple[Any, ...]]:
+    """(data, base, lo, hi) of every block of clean string slots the dump of raw makes."""
+    lines, _ = iter_mmv_lines(raw, "drawn")
+    return [obj.source for obj in lines if isinstance(obj, Block) and obj.kind == "string"]
 
 
 class Families:
@@ -190,6 +196,7 @@ class Families:
             "interp-archive": self.interp_archive,
             "salvage-record": self.salvage_record,
             "mmv-values": self.mmv_values,
+            "mmv-strings": self.mmv_strings,
         }
 
     # -- seeds and mutants --------------------------------------------------------------
@@ -394,6 +401,24 @@ class Families:
             lo = data.draw(st.integers(lo, hi - 1), label="from")
             hi = data.draw(st.integers(lo + 1, hi), label="to")
         return values, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
+
+    def mmv_strings(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A run of the clean string slots of a drawn MMV file (version 2 or 3: names, help
+        and STRING values in slots), whose slots are then overwritten with edge texts (quotes,
+        backslashes, control and high bytes, 255 bytes and a NUL); and the dump's format."""
+        version = data.draw(st.sampled_from([2, 3]), label="version")
+        raw = bytearray(data.draw(mmv_files(version, max_metrics=12, max_instances=8), label="mmv file"))
+        blocks = _string_blocks(bytes(raw))
+        assume(blocks)
+        for _ in range(data.draw(st.integers(0, 6), label="edge texts")):
+            _, base, lo, hi = data.draw(st.sampled_from(blocks), label="block")
+            at = base + 256 * data.draw(st.integers(lo, hi - 1), label="slot")
+            raw[at:at + 256] = data.draw(st.sampled_from(_EDGE_TEXTS), label="text").ljust(256, b"\0")[:256]
+        _, base, lo, hi = data.draw(st.sampled_from(_string_blocks(bytes(raw))), label="block")
+        if data.draw(st.integers(0, 3), label="part of the block") == 0:
+            lo = data.draw(st.integers(lo, hi - 1), label="from")
+            hi = data.draw(st.integers(lo + 1, hi), label="to")
+        return bytes(raw), base, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
 
     def derive_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_metrics=5, max_samples=7)

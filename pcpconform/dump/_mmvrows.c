@@ -380,12 +380,62 @@ done:
     return result;
 }
 
+/* string_lines(text, data, base, lo, hi): the lines of the string slots lo..hi of the
+ * strings section at base (the fast path "dump.mmv-strings"; its reference is
+ * mmv_kernel.reference_string_lines): each slot's text up to its NUL, escaped, as JSON
+ * Lines or as the listing. A slot without a NUL is not the caller's to give: ValueError. */
+static PyObject *string_lines(PyObject *Py_UNUSED(self), PyObject *args) {
+    int text;
+    Py_buffer data;
+    Py_ssize_t base, lo, hi;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "py*nnn", &text, &data, &base, &lo, &hi)) return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *chunks = PyList_New(0);
+    if (chunks == NULL) goto done;
+    if (lo < 0 || hi < lo || base < 0 || hi > (data.len - base) / STRING_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "slots outside the strings section");
+        goto done;
+    }
+    for (Py_ssize_t n = lo; n < hi; n++) {
+        Py_ssize_t off = base + STRING_SIZE * n;
+        const unsigned char *slot = (const unsigned char *)data.buf + off;
+        const unsigned char *nul = memchr(slot, 0, STRING_SIZE);
+        if (nul == NULL) {
+            PyErr_Format(PyExc_ValueError, "slot %zd has no NUL", n);
+            goto done;
+        }
+        if (o.len >= CHUNK && flush(&o, chunks) < 0) goto done;
+        if (o.len > 0 && PUTS(&o, "\n") < 0) goto done;
+        if (text) {
+            if (PUTS(&o, "  [") < 0 || put_uint(&o, (unsigned long long)n + 1) < 0 || PUTS(&o, "/") < 0
+                || put_uint(&o, (unsigned long long)off) < 0 || PUTS(&o, "] ") < 0
+                || put_escaped(&o, slot, nul - slot, 0) < 0)
+                goto done;
+        } else if (PUTS(&o, "{\"kind\":\"string\",\"index\":") < 0 || put_uint(&o, (unsigned long long)n) < 0
+                   || PUTS(&o, ",\"offset\":") < 0 || put_uint(&o, (unsigned long long)off) < 0
+                   || PUTS(&o, ",\"text\":\"") < 0 || put_escaped(&o, slot, nul - slot, 1) < 0
+                   || PUTS(&o, "\"}") < 0) {
+            goto done;
+        }
+    }
+    if (o.len > 0 && flush(&o, chunks) < 0) goto done;
+    result = chunks;
+    chunks = NULL;
+done:
+    Py_XDECREF(chunks);
+    PyMem_Free(o.at);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
+    {"string_lines", string_lines, METH_VARARGS, "The lines of MMV string slots lo..hi, in chunks."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mmvrows",
-                                    "The compiled kernel of the MMV dump's value rows.", -1, methods};
+                                    "The compiled kernels of the MMV dump's value rows and string slots.", -1, methods};
 
 PyMODINIT_FUNC PyInit__mmvrows(void) { return PyModule_Create(&module); }

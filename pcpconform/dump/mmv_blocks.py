@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
-from pcpconform.dump.mmv_kernel import VALUE_LINES
-from pcpconform.fastpath import PathStats
+from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_string_lines, same_lines
+from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     MMV_TYPES,
@@ -46,11 +46,14 @@ from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
 if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
-__all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
+__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "value_rows", "string_rows", "string_clean",
+           "reference_string_lines", "instance_rows", "instance_table",
            "slot_text", "slot_ends", "blocks_and_rows"]
 
 #: value rows per call of the value lines' fast path
 _KERNEL_ROWS = 512
+#: string slots per call of the string lines' fast path
+_KERNEL_SLOTS = 1024
 #: rows of a section left to the per-entry walk, by section
 ROW_FALLBACKS: Counter[str] = Counter()
 
@@ -112,7 +115,8 @@ class Block:
         self.kind = kind
         self.count = count
         self._jsonl, self._text = jsonl, text
-        self.source = source        # a value block's (values, lo, hi): the kernel's arguments
+        self.source = source        # the arguments of the block's kernel: a value block's
+        # (values, lo, hi), a string block's (data, base, lo, hi)
 
     def jsonl(self) -> Iterable[str]:
         return self._jsonl()
@@ -374,27 +378,52 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
 
 
 # -- string slots -----------------------------------------------------------------------
-def string_rows(data: bytes, base: int, count: int
-                ) -> tuple[list[bool], Callable[[int, int], Block]]:
-    """The strings section: a slot is clean when it has a NUL and only zeros after it."""
-    starts = range(base, base + STRING_SIZE * count, STRING_SIZE)
+def string_clean(data: bytes, base: int, count: int) -> Any:
+    """Which slots of the strings section are clean: a NUL, and only zeros after it (a
+    slot's nonzero bytes are then exactly those before its first NUL)."""
+    clean = np.zeros(count, bool)
+    for lo in range(0, count, 4096):        # 1 MB of slots at a time: memory stays flat
+        n = min(4096, count - lo)
+        slots = np.frombuffer(data, np.uint8, STRING_SIZE * n, base + STRING_SIZE * lo).reshape(n, STRING_SIZE)
+        nonzero = slots != 0
+        clean[lo:lo + n] = np.count_nonzero(nonzero, axis=1) == np.argmin(nonzero, axis=1)
+    return clean
+
+
+def reference_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> list[str]:
+    """The lines of the string slots lo..hi (each with a NUL) made by columns, in chunks of
+    lines joined by newlines without a final one; ``fmt`` is jsonl or text."""
+    starts = range(base + STRING_SIZE * lo, base + STRING_SIZE * hi, STRING_SIZE)
     ends = list(map(data.find, repeat(b"\0"), starts, [s + STRING_SIZE for s in starts]))
-    clean = [e >= 0 and data.count(b"\0", e, s + STRING_SIZE) == s + STRING_SIZE - e
-             for s, e in zip(starts, ends)]
-    ROW_FALLBACKS["strings"] += clean.count(False)
+    if -1 in ends:
+        raise ValueError(f"slot {lo + ends.index(-1)} has no NUL")
+    texts = escape_all(list(map(data.__getitem__, map(slice, starts, ends))))
+    at = list(map(str, starts))
+    if fmt == "jsonl":
+        return [_interleaved(['{"kind":"string","index":', list(map(str, range(lo, hi))),
+                              ',"offset":', at, ',"text":', list(map(_js, texts)), "}\n"], hi - lo)]
+    return [_interleaved(["  [", list(map(str, range(lo + 1, hi + 1))), "/", at, "] ", texts, "\n"],
+                         hi - lo)]
+
+
+STRING_LINES = register("dump.mmv-strings", reference=reference_string_lines, fast=kernel_string_lines,
+                        reasons=KernelReason, inputs="mmv-strings", same=same_lines)
+
+
+def string_rows(data: bytes, base: int, count: int, stats: PathStats
+                ) -> tuple[Any, Callable[[int, int], Block]]:
+    """The strings section: a slot is clean when it has a NUL and only zeros after it; the
+    lines of a run of clean slots are made by ``dump.mmv-strings`` (counted in ``stats``)."""
+    clean = string_clean(data, base, count)
+    ROW_FALLBACKS["strings"] += int(np.count_nonzero(~clean))
+
+    def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
+        for a in range(lo, hi, _KERNEL_SLOTS):
+            yield from STRING_LINES(stats, data, base, a, min(a + _KERNEL_SLOTS, hi), fmt)
 
     def block(lo: int, hi: int) -> Block:
-        texts = escape_all(list(map(data.__getitem__, map(slice, starts[lo:hi], ends[lo:hi]))))
-        at = list(map(str, starts[lo:hi]))
-
-        def jsonl() -> list[str]:
-            return [_interleaved(['{"kind":"string","index":', list(map(str, range(lo, hi))),
-                                  ',"offset":', at, ',"text":', list(map(_js, texts)), "}\n"], hi - lo)]
-
-        def text() -> list[str]:
-            return [_interleaved(["  [", list(map(str, range(lo + 1, hi + 1))), "/", at, "] ", texts,
-                                  "\n"], hi - lo)]
-        return Block("string", hi - lo, jsonl, text)
+        return Block("string", hi - lo, lambda: lines(lo, hi, "jsonl"), lambda: lines(lo, hi, "text"),
+                     (data, base, lo, hi))
 
     return clean, block
 

@@ -311,7 +311,7 @@ class _Walk:
             clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
                                       self.stats)
         elif kind == TOC_STRINGS:
-            clean, block = string_rows(self.data, base, fit)
+            clean, block = string_rows(self.data, base, fit, self.stats)
         else:
             clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom,
                                          self.instance_tables.get((base, fit)))

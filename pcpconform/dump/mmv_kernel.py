@@ -1,4 +1,4 @@
-"""The registered fast path of the MMV dump's value rows: a compiled kernel.
+"""The registered fast paths of the MMV dump's value rows and string slots: a compiled kernel.
 
 A file at the PMDA's limits has tens of thousands of values; even made by columns
 (``mmv_blocks``), their lines cost a Python string or more each, more than mmvdump's whole
@@ -6,7 +6,9 @@ run. The kernel (``_mmvrows.c``, built by setup.py) writes a run of clean rows' 
 the file's bytes in one pass, as JSON Lines or as the listing; ``_Values.jsonl`` and
 ``_Values.text`` of ``mmv_blocks`` stay the reference. Where the kernel is not built or does
 not import, every run is declined with ``KernelReason.NOT_BUILT`` and counted, never
-silently (the tests require the kernel where CI builds it).
+silently (the tests require the kernel where CI builds it). The string slots' lines
+(``string_lines``, 16 000 slots in a file at the limits) are the kernel's other job; their
+pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 from pcpconform.fastpath import Declined, register
 
-__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines"]
+__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
+           "kernel_string_lines"]
 
 _kernel: ModuleType | None
 KERNEL_ERROR: str | None = None
@@ -48,6 +51,15 @@ def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
     chunks: list[str] = _kernel.value_lines(fmt == "text", values.data, values.base, lo, hi, values.sentinel,
                                             values.positions, values.metric_columns, keys, ids, names,
                                             texts)
+    return chunks
+
+
+def kernel_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> list[str]:
+    """The lines of the string slots lo..hi of the strings section at base by the compiled
+    kernel (the fast side of ``mmv_blocks.STRING_LINES``)."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    chunks: list[str] = _kernel.string_lines(fmt == "text", data, base, lo, hi)
     return chunks
 
 
