@@ -85,11 +85,13 @@ def slot_ends(data: bytes, offsets: Any) -> Any:
     offsets = np.asarray(offsets, np.int64)
     ends = np.full(len(offsets), -2, np.int64)
     inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
-    raw = np.frombuffer(data, np.uint8)
-    span = np.arange(STRING_SIZE)
+    if not len(inside):
+        return ends
+    # every 256-byte window of the file, as a view: a slot is one row of it, copied whole
+    windows = np.lib.stride_tricks.sliding_window_view(np.frombuffer(data, np.uint8), STRING_SIZE)
     for lo in range(0, len(inside), 4096):         # 1 MB of slots at a time: memory stays flat
         rows = inside[lo:lo + 4096]
-        nul = raw[offsets[rows][:, None] + span] == 0
+        nul = windows[offsets[rows]] == 0
         ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
     return ends
 
@@ -446,9 +448,14 @@ def instance_table(data: bytes, version: int, base: int, count: int
         offsets = [0] * count
     else:
         offsets = table["external"].tolist()
-        for at in offsets:
-            text, unterminated = slot_text(data, at)
-            names.append((text, unterminated, False))
+        ends = slot_ends(data, table["external"].astype(np.int64)).tolist()   # by columns: slot_text
+        for at, end in zip(offsets, ends):
+            if end == -2:
+                names.append((None, False, False))
+            elif end == -1:
+                names.append((data[at:at + STRING_SIZE - 1], True, False))
+            else:
+                names.append((data[at:at + end], False, False))
     return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
             offsets, names)
 

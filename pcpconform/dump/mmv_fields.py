@@ -5,10 +5,12 @@ fixed-size layouts of the entries, and what a value line repeats of its metric (
 from __future__ import annotations
 
 import json
+import re
 import struct
 from collections import namedtuple
 from dataclasses import dataclass
 from functools import cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from construct import Bytes, FormatField, Renamed
@@ -46,7 +48,7 @@ from pcpconform.mmv.schema import (
 
 __all__ = ["TYPE_TOKENS", "TYPE_DESCRIPTIONS", "FLAG_NAMES", "LABEL_TYPE_NAMES", "NAME_CHARS",
            "ENCODE", "MetricAt", "Layout", "flag_names", "label_type_name", "sem_token", "unit_fields",
-           "units_text", "put_text", "typed_mmv_value", "is_sentinel", "layouts"]
+           "units_text", "json_string", "only_name_chars", "put_text", "typed_mmv_value", "is_sentinel", "layouts"]
 
 # every text is escaped to ASCII (DUMP-MMV-ESC), so the C encoder's ASCII path is exact
 ENCODE = json.JSONEncoder(separators=(",", ":")).encode
@@ -66,6 +68,13 @@ TYPE_DESCRIPTIONS = {0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int",
                      9: "elapsed"}
 # the PMDA's name check: after the first (alphabetic) character, these only
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+#: a name of NAME_CHARS only (a match, not a set per name)
+only_name_chars = re.compile(r"[a-zA-Z0-9_.]*\Z").match
+
+
+def json_string(text: str | None) -> str:
+    """A JSON string (or null) as ``ENCODE`` writes it (the text is already ASCII)."""
+    return "null" if text is None else encode_basestring_ascii(text)
 
 
 def flag_names(flags: int) -> list[str]:
@@ -151,8 +160,8 @@ class MetricAt:
 
     def __post_init__(self) -> None:
         # the members of a value line from name to pmid, and the text listing's name
-        self.json_part = ENCODE({"name": self.name, "item": self.item, "pcp_name": self.pcp_name,
-                                  "pmid": self.pmid})[1:-1]
+        self.json_part = (f'"name":{json_string(self.name)},"item":{self.item},'
+                          f'"pcp_name":{json_string(self.pcp_name)},"pmid":{json_string(self.pmid)}')
         self.text_name = "?" if self.name is None else self.name
 
 

@@ -26,13 +26,13 @@ from pcpconform.dump.mmv_fields import (
     ENCODE,
     FLAG_NAMES,
     LABEL_TYPE_NAMES,
-    NAME_CHARS,
     TYPE_TOKENS,
     MetricAt,
     flag_names,
     is_sentinel,
     label_type_name,
     layouts,
+    only_name_chars,
     put_text,
     sem_token,
     typed_mmv_value,
@@ -423,7 +423,7 @@ class _Walk:
         pcp_name = None if name is None else exported_name(
             self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
         inserted = (ok_item and item not in seen and pcp_name is not None and bool(name)
-                    and set(pcp_name) <= NAME_CHARS)
+                    and only_name_chars(pcp_name) is not None)
         placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
         if ok_item:
             seen.add(item)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from pcpconform.dump.escape import escape_bytes
@@ -22,6 +21,7 @@ from pcpconform.dump.mmv_blocks import ROW_FALLBACKS, Block
 from pcpconform.dump.mmv_fields import (
     TYPE_DESCRIPTIONS,
     TYPE_TOKENS,
+    json_string,
     layouts,
     sem_token,
     unit_fields,
@@ -33,10 +33,6 @@ from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, TOC_METRICS
 __all__ = ["MetricTable"]
 
 _SEM_TEXT = {1: "counter", 3: "instant", 4: "discrete"}
-
-
-def _js(text: str | None) -> str:
-    return "null" if text is None else encode_basestring_ascii(text)
 
 
 @cache
@@ -128,23 +124,23 @@ class MetricTable:
                 for n in range(lo, hi):
                     e = self.entries[n]
                     at = self.base + self.size * n
-                    named = (f'"name":{_js(self.escaped[n])}' if self.version == 1 else
-                             f'"name_offset":{e.name},"name":{_js(self.escaped[n])}')
+                    named = (f'"name":{json_string(self.escaped[n])}' if self.version == 1 else
+                             f'"name_offset":{e.name},"name":{json_string(self.escaped[n])}')
                     if is_singular(e.indom):
                         indom = "null"
                     else:
                         indom = indoms.get(e.indom, "")
                         if not indom:
-                            indom = indoms[e.indom] = _js(pcp_indom(e.indom & 0xFFFFFFFF))
+                            indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
                     short, long = self.short[n][0], self.long[n][0]
                     lines.append(
                         f'{{"kind":"metric","index":{n},"offset":{at},{named},"item":{e.item},'
                         f'{_kind_json(e.type, e.semantics, e.dimension)},"indom":{e.indom},'
                         f'"padding":{e.padding},"shorttext_offset":{e.shorttext},"shorttext":'
-                        f'{"null" if short is None else _js(escape_bytes(short))},'
+                        f'{"null" if short is None else json_string(escape_bytes(short))},'
                         f'"helptext_offset":{e.helptext},"helptext":'
-                        f'{"null" if long is None else _js(escape_bytes(long))},'
-                        f'"pcp_name":{_js(self.pcp_names[n])},"pmid":{_js(pmid(e.item))},'
+                        f'{"null" if long is None else json_string(escape_bytes(long))},'
+                        f'"pcp_name":{json_string(self.pcp_names[n])},"pmid":{json_string(pmid(e.item))},'
                         f'"pcp_indom":{indom},"exported":{"true" if exported[n - lo] else "false"}}}')
                 return ["\n".join(lines)]
 
