@@ -81,20 +81,28 @@ static int put_hex(Out *o, const unsigned char *b, int first, int last, int step
 }
 
 /* escape_bytes (0x20-0x7E but backslash as themselves, else \xHH), then, for JSON, the
- * ASCII encoder's escapes of '"' and '\\' */
+ * ASCII encoder's escapes of '"' and '\\'; runs of bytes kept as they are (most text) are
+ * copied whole */
 static int put_escaped(Out *o, const unsigned char *b, Py_ssize_t n, int json) {
     if (grow(o, 5 * n) < 0) return -1;
     char *w = o->at + o->len;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        unsigned char c = b[k];
-        if (c >= 0x20 && c < 0x7F && c != '\\') {
-            if (json && c == '"') *w++ = '\\';
-            *w++ = (char)c;
+    Py_ssize_t k = 0;
+    while (k < n) {
+        Py_ssize_t run = k;
+        while (run < n && b[run] >= 0x20 && b[run] < 0x7F && b[run] != '\\' && b[run] != '"') run++;
+        memcpy(w, b + k, (size_t)(run - k));
+        w += run - k;
+        if (run == n) break;
+        unsigned char c = b[run];
+        if (c == '"') {
+            if (json) *w++ = '\\';
+            *w++ = '"';
         } else {
             *w++ = '\\';
             if (json) *w++ = '\\';
             *w++ = 'x'; *w++ = HEX[c >> 4]; *w++ = HEX[c & 15];
         }
+        k = run + 1;
     }
     o->len = w - o->at;
     return 0;

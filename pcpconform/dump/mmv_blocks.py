@@ -193,7 +193,10 @@ class _Values:
         types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
         singular = np.array([is_singular(m.indom) for m in self.metrics] or [True])[self.pos]
         instances = np.array(sorted(inst_at), np.uint64)
-        has_instance = np.isin(self.ioff, instances) if len(instances) else np.zeros(count, bool)
+        if len(instances):          # as for the metrics: a sorted lookup, cheaper than isin
+            has_instance = instances[np.searchsorted(instances, self.ioff).clip(0, len(instances) - 1)] == self.ioff
+        else:
+            has_instance = np.zeros(count, bool)
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
         rows = np.nonzero(clean & (types == TYPE_STRING))[0]
@@ -233,10 +236,12 @@ class _Values:
     def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
         and name as JSON and the listing's part."""
-        ids, names, texts = self.instances()
         keys = sorted(self.inst_at)
-        return (np.array(keys, np.uint64).tobytes(), list(map(ids.__getitem__, keys)),
-                list(map(names.__getitem__, keys)), list(map(texts.__getitem__, keys)))
+        entries = list(map(self.inst_at.__getitem__, keys))
+        ids = [str(i) for i, _ in entries]
+        names = [n for _, n in entries]
+        return (np.array(keys, np.uint64).tobytes(), ids, list(map(_js, names)),
+                list(map('[{} or "{}"]'.format, ids, [n or "?" for n in names])))
 
     def hexes(self) -> list[str]:
         if self._hex is None:

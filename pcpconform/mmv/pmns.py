@@ -33,7 +33,7 @@ class Placement(enum.Enum):
     NON_LEAF = "non-leaf"        # the name is an existing non-leaf: created with no name
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
     leaf: bool = False           # a PMID is set (a leaf may get children, see above)
@@ -50,6 +50,9 @@ class Placed:
     @property
     def exported(self) -> bool:
         return self.placement is Placement.EXPORTED
+
+
+_EXPORTED = Placed(Placement.EXPORTED)     # made once: a file at the limits places 1023 names
 
 
 class PmdaNamespace:
@@ -97,7 +100,7 @@ class PmdaNamespace:
         node.leaf, node.owner = True, name
         if under is not None:
             return Placed(Placement.UNDER_LEAF, under.owner)
-        return Placed(Placement.EXPORTED)
+        return _EXPORTED
 
     def names(self) -> list[str]:
         """The names a traversal finds (a leaf's children are not visited), control ones
