@@ -437,7 +437,65 @@ done:
     return result;
 }
 
+/* slot_ends(data, offsets): for each offset (a buffer of int64), where the string slot
+ * there has its NUL, from the slot's start; -1 where it has none, -2 where it is no slot in
+ * the file (before the 40-byte header's end, or running past the end): the fast side of
+ * "dump.mmv-slot-ends". Returns the int64 column as bytes. */
+static PyObject *slot_ends(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    PyObject *result = NULL;
+    if (offsets.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
+        goto done;
+    }
+    Py_ssize_t n = offsets.len / 8;
+    result = PyBytes_FromStringAndSize(NULL, offsets.len);
+    if (result == NULL) goto done;
+    int64_t *ends = (int64_t *)PyBytes_AS_STRING(result);
+    const unsigned char *b = data.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long at = i64_at((const unsigned char *)offsets.buf + 8 * k);
+        if (at < 40 || at > (long long)data.len - STRING_SIZE) { ends[k] = -2; continue; }
+        const unsigned char *nul = memchr(b + at, 0, STRING_SIZE);
+        ends[k] = nul == NULL ? -1 : nul - (b + at);
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
+/* clean_slots(data, base, count): per slot of the strings section at base, 1 where it has a
+ * NUL and only zeros after it, else 0 (the fast side of "dump.mmv-string-clean"). */
+static PyObject *clean_slots(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t base, count;
+    if (!PyArg_ParseTuple(args, "y*nn", &data, &base, &count)) return NULL;
+    PyObject *result = NULL;
+    if (base < 0 || count < 0 || base > data.len || count > (data.len - base) / STRING_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "slots outside the data");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, count);
+    if (result == NULL) goto done;
+    char *clean = PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const unsigned char *slot = (const unsigned char *)data.buf + base + STRING_SIZE * k;
+        const unsigned char *nul = memchr(slot, 0, STRING_SIZE), *end = slot + STRING_SIZE;
+        unsigned char any = 0;
+        if (nul != NULL)
+            for (const unsigned char *p = nul; p < end; p++) any |= *p;
+        clean[k] = nul != NULL && !any;
+    }
+done:
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"slot_ends", slot_ends, METH_VARARGS, "Where each string slot has its NUL (-1 none, -2 no slot)."},
+    {"clean_slots", clean_slots, METH_VARARGS, "Which slots of a strings section are clean."},
     {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
     {"string_lines", string_lines, METH_VARARGS, "The lines of MMV string slots lo..hi, in chunks."},
     {NULL, NULL, 0, NULL},

@@ -26,6 +26,7 @@ import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
 from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_string_lines, same_lines
+from pcpconform.dump.mmv_slots import SLOT_ENDS, STRING_CLEAN
 from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
@@ -46,7 +47,7 @@ from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
 if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
-__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "value_rows", "string_rows", "string_clean",
+__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "value_rows", "string_rows",
            "reference_string_lines", "instance_rows", "instance_table",
            "slot_text", "slot_ends", "blocks_and_rows"]
 
@@ -79,21 +80,9 @@ def escape_all(texts: Sequence[bytes]) -> list[str]:
     return list(map(escape_bytes, texts))
 
 
-def slot_ends(data: bytes, offsets: Any) -> Any:
-    """For each offset, where the slot there has its NUL (from the slot's start), -1 where
-    it has none, -2 where it is no slot in the file: ``slot_text`` by columns."""
-    offsets = np.asarray(offsets, np.int64)
-    ends = np.full(len(offsets), -2, np.int64)
-    inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
-    if not len(inside):
-        return ends
-    # every 256-byte window of the file, as a view: a slot is one row of it, copied whole
-    windows = np.lib.stride_tricks.sliding_window_view(np.frombuffer(data, np.uint8), STRING_SIZE)
-    for lo in range(0, len(inside), 4096):         # 1 MB of slots at a time: memory stays flat
-        rows = inside[lo:lo + 4096]
-        nul = windows[offsets[rows]] == 0
-        ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
-    return ends
+def slot_ends(data: bytes, offsets: Any, stats: PathStats) -> Any:
+    """``mmv_slots.SLOT_ENDS``: where each offset's slot has its NUL (-1: none; -2: no slot)."""
+    return SLOT_ENDS(stats, data, offsets)
 
 
 def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
@@ -174,7 +163,8 @@ class _Values:
     format that holds what the run shares (its metric, type and instance domain)."""
 
     def __init__(self, data: bytes, base: int, count: int, flags: int,
-                 metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]) -> None:
+                 metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
+                 stats: PathStats) -> None:
         self.data, self.base, self.count = data, base, count
         self.sentinel = bool(flags & FLAG_SENTINEL)
         table = np.frombuffer(data, _VALUE, count, base if count else 0)
@@ -200,7 +190,7 @@ class _Values:
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
         rows = np.nonzero(clean & (types == TYPE_STRING))[0]
-        ends = slot_ends(data, self.extra[rows])
+        ends = slot_ends(data, self.extra[rows], stats)
         clean[rows[ends < 0]] = False          # no slot in the file, or no NUL in it
         self._string_slots = (rows[ends >= 0], ends[ends >= 0])
         self._strings: dict[int, bytes] | None = None
@@ -369,7 +359,7 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
     """Which rows of the values section the columns make, and a maker of the block of rows
     lo..hi (all of them clean), whose lines the compiled kernel makes where it can
     (``dump.mmv-values``, counted in ``stats``)."""
-    values = _Values(data, base, count, flags, metric_at, inst_at)
+    values = _Values(data, base, count, flags, metric_at, inst_at, stats)
     ROW_FALLBACKS["values"] += int(np.count_nonzero(~values.clean))
 
     def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
@@ -385,18 +375,6 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
 
 
 # -- string slots -----------------------------------------------------------------------
-def string_clean(data: bytes, base: int, count: int) -> Any:
-    """Which slots of the strings section are clean: a NUL, and only zeros after it (a
-    slot's nonzero bytes are then exactly those before its first NUL)."""
-    clean = np.zeros(count, bool)
-    for lo in range(0, count, 4096):        # 1 MB of slots at a time: memory stays flat
-        n = min(4096, count - lo)
-        slots = np.frombuffer(data, np.uint8, STRING_SIZE * n, base + STRING_SIZE * lo).reshape(n, STRING_SIZE)
-        nonzero = slots != 0
-        clean[lo:lo + n] = np.count_nonzero(nonzero, axis=1) == np.argmin(nonzero, axis=1)
-    return clean
-
-
 def reference_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> list[str]:
     """The lines of the string slots lo..hi (each with a NUL) made by columns, in chunks of
     lines joined by newlines without a final one; ``fmt`` is jsonl or text."""
@@ -421,7 +399,7 @@ def string_rows(data: bytes, base: int, count: int, stats: PathStats
                 ) -> tuple[Any, Callable[[int, int], Block]]:
     """The strings section: a slot is clean when it has a NUL and only zeros after it; the
     lines of a run of clean slots are made by ``dump.mmv-strings`` (counted in ``stats``)."""
-    clean = string_clean(data, base, count)
+    clean = STRING_CLEAN(stats, data, base, count) if count else np.zeros(0, bool)
     ROW_FALLBACKS["strings"] += int(np.count_nonzero(~clean))
 
     def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
@@ -440,7 +418,7 @@ _INSTANCE = {1: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i
              2: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i4"), ("external", "<u8")])}
 
 
-def instance_table(data: bytes, version: int, base: int, count: int
+def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats
                    ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]]]:
     """Each instance entry's indom offset, padding, internal id, name offset (v2/v3; 0 in
     v1) and (name bytes, no NUL, bytes after the NUL) as the walk reads them."""
@@ -453,7 +431,7 @@ def instance_table(data: bytes, version: int, base: int, count: int
         offsets = [0] * count
     else:
         offsets = table["external"].tolist()
-        ends = slot_ends(data, table["external"].astype(np.int64)).tolist()   # by columns: slot_text
+        ends = slot_ends(data, table["external"].astype(np.int64), stats).tolist()   # by columns: slot_text
         for at, end in zip(offsets, ends):
             if end == -2:
                 names.append((None, False, False))
@@ -466,10 +444,10 @@ def instance_table(data: bytes, version: int, base: int, count: int
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
-                  pcp_indom: Callable[[int], str | None], table: Any = None
+                  pcp_indom: Callable[[int], str | None], stats: PathStats, table: Any = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
     """The instances section (``table``: its ``instance_table``, when already read)."""
-    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count)
+    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count, stats)
     serials = list(map(indom_at.get, indoms))
     clean = [s is not None and t is not None and not bad and not odd
              for s, (t, bad, odd) in zip(serials, names)]

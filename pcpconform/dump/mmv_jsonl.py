@@ -243,7 +243,8 @@ class _Walk:
         for _, kind, count, base in toc:
             if kind == TOC_INSTANCES:
                 fit = self.fitting(s, kind, count, base)
-                table = self.instance_tables[(base, fit)] = instance_table(self.data, s.version, base, fit)
+                table = instance_table(self.data, s.version, base, fit, self.stats)
+                self.instance_tables[(base, fit)] = table
                 _, _, internals, _, names = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
                 texts = escape_all([t or b"" for t, _, _ in names])
@@ -314,7 +315,7 @@ class _Walk:
             clean, block = string_rows(self.data, base, fit, self.stats)
         else:
             clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom,
-                                         self.instance_tables.get((base, fit)))
+                                         self.stats, self.instance_tables.get((base, fit)))
         layout = layouts(s.version)[kind]
         size = s.sizes[kind]
         for part in blocks_and_rows(clean, block):

@@ -8,7 +8,9 @@ the file's bytes in one pass, as JSON Lines or as the listing; ``_Values.jsonl``
 not import, every run is declined with ``KernelReason.NOT_BUILT`` and counted, never
 silently (the tests require the kernel where CI builds it). The string slots' lines
 (``string_lines``, 16 000 slots in a file at the limits) are the kernel's other job; their
-pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``.
+pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``; where each
+slot ends and which slots are clean (``slot_ends``, ``clean_slots``) are two more pairs, in
+``mmv_slots``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from pcpconform.fastpath import Declined, register
 
 __all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
-           "kernel_string_lines"]
+           "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean"]
 
 _kernel: ModuleType | None
 KERNEL_ERROR: str | None = None
@@ -61,6 +63,24 @@ def kernel_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> l
         raise Declined(KernelReason.NOT_BUILT)
     chunks: list[str] = _kernel.string_lines(fmt == "text", data, base, lo, hi)
     return chunks
+
+
+def kernel_slot_ends(data: bytes, offsets: Any) -> Any:
+    """``mmv_slots.reference_slot_ends`` by the compiled kernel."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    import numpy as np  # here: the module imports without numpy's cost until a dump runs
+
+    return np.frombuffer(_kernel.slot_ends(data, np.ascontiguousarray(offsets, np.int64)), np.int64)
+
+
+def kernel_string_clean(data: bytes, base: int, count: int) -> Any:
+    """``mmv_slots.reference_string_clean`` by the compiled kernel."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    import numpy as np
+
+    return np.frombuffer(_kernel.clean_slots(data, base, count), bool)
 
 
 def same_lines(a: list[str], b: list[str]) -> bool:

@@ -85,7 +85,8 @@ def test_edge_values_as_the_reference_writes_them(version: int, flags: int, fmt:
     fast, stats = dumped(data, fmt, True)
     reference, ref_stats = dumped(data, fmt, False)
     assert fast == reference
-    assert stats.answered["dump.mmv-values"] > 0 and stats.answered["dump.mmv-strings"] > 0
+    assert all(stats.answered[path] > 0 for path in ("dump.mmv-values", "dump.mmv-strings", "dump.mmv-slot-ends",
+                                                     "dump.mmv-string-clean"))
     assert not stats.declined
     assert ref_stats.reasons("dump.mmv-values") == {mmv_kernel.KernelReason.NOT_BUILT:
                                                     ref_stats.declined[("dump.mmv-values",
@@ -101,7 +102,9 @@ def test_without_the_kernel_every_run_is_declined_and_counted() -> None:
     runs = sum(1 for obj in iter_mmv_lines(data, "edges")[0] if isinstance(obj, Block) and obj.kind == "value")
     assert not stats.answered["dump.mmv-values"]
     assert stats.declined[("dump.mmv-values", mmv_kernel.KernelReason.NOT_BUILT)] >= runs > 0
-    assert not stats.answered["dump.mmv-strings"] and stats.reasons("dump.mmv-strings")
+    for path in ("dump.mmv-strings", "dump.mmv-slot-ends", "dump.mmv-string-clean"):
+        assert not stats.answered[path]
+        assert set(stats.reasons(path)) == {mmv_kernel.KernelReason.NOT_BUILT}, path
 
 
 def test_the_kernel_refuses_rows_outside_its_bytes() -> None:
