@@ -466,6 +466,8 @@ done:
     return result;
 }
 
+static const unsigned char ZEROS[STRING_SIZE];
+
 /* clean_slots(data, base, count): per slot of the strings section at base, 1 where it has a
  * NUL and only zeros after it, else 0 (the fast side of "dump.mmv-string-clean"). */
 static PyObject *clean_slots(PyObject *Py_UNUSED(self), PyObject *args) {
@@ -482,11 +484,8 @@ static PyObject *clean_slots(PyObject *Py_UNUSED(self), PyObject *args) {
     char *clean = PyBytes_AS_STRING(result);
     for (Py_ssize_t k = 0; k < count; k++) {
         const unsigned char *slot = (const unsigned char *)data.buf + base + STRING_SIZE * k;
-        const unsigned char *nul = memchr(slot, 0, STRING_SIZE), *end = slot + STRING_SIZE;
-        unsigned char any = 0;
-        if (nul != NULL)
-            for (const unsigned char *p = nul; p < end; p++) any |= *p;
-        clean[k] = nul != NULL && !any;
+        const unsigned char *nul = memchr(slot, 0, STRING_SIZE);
+        clean[k] = nul != NULL && memcmp(nul, ZEROS, (size_t)(slot + STRING_SIZE - nul)) == 0;
     }
 done:
     PyBuffer_Release(&data);
