@@ -158,6 +158,19 @@ _VALUE_PARTS = {TYPE_FLOAT: ('{"type":"float","value":"0x', '"}'),
                 TYPE_STRING: ('{"type":"string","value":', "}"), TYPE_NOSUPPORT: ("null", "")}
 
 
+def _find(keys: Any, values: Any) -> tuple[Any, Any]:
+    """Each value's index in the sorted uint64 keys (clipped), and whether it is there. Keys
+    evenly spaced (the entries of one section, the common case) are found by division."""
+    n = len(keys)
+    step = int(keys[1] - keys[0]) if n > 1 else 0
+    if step and bool(np.all(np.diff(keys) == step)):
+        rel = values - keys[0]                  # below the first key: wraps, past the last
+        pos = rel // np.uint64(step)
+        return np.minimum(pos, n - 1).astype(np.intp), (rel % np.uint64(step) == 0) & (pos < n)
+    pos = np.searchsorted(keys, values).clip(0, n - 1)
+    return pos, keys[pos] == values
+
+
 class _Values:
     """The values section as columns; lines are made a run of one metric at a time, from a
     format that holds what the run shares (its metric, type and instance domain)."""
@@ -174,17 +187,15 @@ class _Values:
         offsets = sorted(metric_at)
         self.metrics = [metric_at[o] for o in offsets]
         if offsets and count:
-            keys = np.array(offsets, np.uint64)
-            self.pos = np.searchsorted(keys, self.moff).clip(0, len(keys) - 1)
-            known = keys[self.pos] == self.moff
+            self.pos, known = _find(np.array(offsets, np.uint64), self.moff)
         else:
             self.pos = np.zeros(count, np.intp)
             known = np.zeros(count, bool)
         types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
         singular = np.array([is_singular(m.indom) for m in self.metrics] or [True])[self.pos]
         instances = np.array(sorted(inst_at), np.uint64)
-        if len(instances):          # as for the metrics: a sorted lookup, cheaper than isin
-            has_instance = instances[np.searchsorted(instances, self.ioff).clip(0, len(instances) - 1)] == self.ioff
+        if len(instances):
+            has_instance = _find(instances, self.ioff)[1]
         else:
             has_instance = np.zeros(count, bool)
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
