@@ -430,9 +430,11 @@ _INSTANCE = {1: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i
 
 
 def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats
-                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]]]:
+                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]],
+                              list[str]]:
     """Each instance entry's indom offset, padding, internal id, name offset (v2/v3; 0 in
-    v1) and (name bytes, no NUL, bytes after the NUL) as the walk reads them."""
+    v1), (name bytes, no NUL, bytes after the NUL) as the walk reads them, and the name
+    escaped ("" for none)."""
     table = np.frombuffer(data, _INSTANCE[1 if version == 1 else 2], count, base if count else 0)
     names: list[tuple[bytes | None, bool, bool]] = []
     if version == 1:
@@ -451,14 +453,15 @@ def instance_table(data: bytes, version: int, base: int, count: int, stats: Path
             else:
                 names.append((data[at:at + end], False, False))
     return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
-            offsets, names)
+            offsets, names, escape_all([t or b"" for t, _, _ in names]))
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
                   pcp_indom: Callable[[int], str | None], stats: PathStats, table: Any = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
     """The instances section (``table``: its ``instance_table``, when already read)."""
-    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count, stats)
+    indoms, paddings, internals, offsets, names, escaped = table or instance_table(data, version, base, count,
+                                                                                   stats)
     serials = list(map(indom_at.get, indoms))
     clean = [s is not None and t is not None and not bad and not odd
              for s, (t, bad, odd) in zip(serials, names)]
@@ -466,7 +469,7 @@ def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: di
     size = 80 if version == 1 else 24
 
     def block(lo: int, hi: int) -> Block:
-        texts = escape_all([names[n][0] or b"" for n in range(lo, hi)])
+        texts = escaped[lo:hi]
 
         at = list(map(str, range(base + size * lo, base + size * hi, size)))
         ids = list(map(str, internals[lo:hi]))

@@ -16,7 +16,6 @@ from pcpconform.dump.escape import escape_bytes
 from pcpconform.dump.mmv_blocks import (
     Block,
     blocks_and_rows,
-    escape_all,
     instance_rows,
     instance_table,
     string_rows,
@@ -245,9 +244,8 @@ class _Walk:
                 fit = self.fitting(s, kind, count, base)
                 table = instance_table(self.data, s.version, base, fit, self.stats)
                 self.instance_tables[(base, fit)] = table
-                _, _, internals, _, names = table
+                _, _, internals, _, names, texts = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
-                texts = escape_all([t or b"" for t, _, _ in names])
                 inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
                                                              in zip(names, texts)))))
                 continue
