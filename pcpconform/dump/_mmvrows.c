@@ -309,6 +309,19 @@ static int flush(Out *o, PyObject *chunks) {
     return rc;
 }
 
+/* before a line: the buffer handed over when full, else a newline after the line before */
+static int line_break(Out *o, PyObject *chunks) {
+    if (o->len >= CHUNK && flush(o, chunks) < 0) return -1;
+    return o->len > 0 ? PUTS(o, "\n") : 0;
+}
+
+/* the chunks, with the buffer's last lines (a new reference), or NULL */
+static PyObject *last_chunk(Out *o, PyObject *chunks) {
+    if (o->len > 0 && flush(o, chunks) < 0) return NULL;
+    Py_INCREF(chunks);
+    return chunks;
+}
+
 static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     int text, sentinel;
     Py_buffer data, pos, keys;
@@ -369,15 +382,12 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
                 goto done;
             }
         }
-        if (o.len >= CHUNK && flush(&o, chunks) < 0) goto done;
-        if (o.len > 0 && PUTS(&o, "\n") < 0) goto done;
+        if (line_break(&o, chunks) < 0) goto done;
         if (text ? text_row(&o, off, m) < 0 || text_tail(&o, &r, row, m, inst) < 0
                  : json_row(&o, &r, n, off, m, inst) < 0)
             goto done;
     }
-    if (o.len > 0 && flush(&o, chunks) < 0) goto done;
-    result = chunks;
-    chunks = NULL;
+    result = last_chunk(&o, chunks);
 done:
     Py_XDECREF(chunks);
     PyMem_Free(o.at);
@@ -413,8 +423,7 @@ static PyObject *string_lines(PyObject *Py_UNUSED(self), PyObject *args) {
             PyErr_Format(PyExc_ValueError, "slot %zd has no NUL", n);
             goto done;
         }
-        if (o.len >= CHUNK && flush(&o, chunks) < 0) goto done;
-        if (o.len > 0 && PUTS(&o, "\n") < 0) goto done;
+        if (line_break(&o, chunks) < 0) goto done;
         if (text) {
             if (PUTS(&o, "  [") < 0 || put_uint(&o, (unsigned long long)n + 1) < 0 || PUTS(&o, "/") < 0
                 || put_uint(&o, (unsigned long long)off) < 0 || PUTS(&o, "] ") < 0
@@ -427,9 +436,7 @@ static PyObject *string_lines(PyObject *Py_UNUSED(self), PyObject *args) {
             goto done;
         }
     }
-    if (o.len > 0 && flush(&o, chunks) < 0) goto done;
-    result = chunks;
-    chunks = NULL;
+    result = last_chunk(&o, chunks);
 done:
     Py_XDECREF(chunks);
     PyMem_Free(o.at);
