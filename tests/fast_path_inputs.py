@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
 from pcpconform.dump.mmv_blocks import Block
-from pcpconform.dump.mmv_jsonl import iter_mmv_lines
+from pcpconform.dump.mmv_jsonl import iter_mmv_lines, mmv_records
 from pcpconform.errors import DeriveSemanticError, DeriveSyntaxError, PcpConformError, UnitsError
 from pcpconform.extra.mmv_strategies import mmv_files
 from pcpconform.extra.strategies import fixtures
@@ -162,7 +163,13 @@ _EDGE_TEXTS = [b'"', b"\\", b'a"b\\c', b"\x01\x1f\x7f\x80\xff", b"", b"\xce\xbb 
 def _value_blocks(raw: bytes) -> list[tuple[Any, int, int]]:
     """(values, lo, hi) of every block of clean value rows the dump of raw makes."""
     lines, _ = iter_mmv_lines(raw, "drawn")
-    return [obj.source for obj in lines if isinstance(obj, Block) and obj.source]
+    return [obj.source for obj in lines if isinstance(obj, Block) and obj.kind == "value"]
+
+
+def _string_blocks(raw: bytes) -> list[tuple[Any, ...]]:
+    """(data, base, lo, hi) of every block of clean string slots the dump of raw makes."""
+    lines, _ = iter_mmv_lines(raw, "drawn")
+    return [obj.source for obj in lines if isinstance(obj, Block) and obj.kind == "string"]
 
 
 class Families:
@@ -190,6 +197,9 @@ class Families:
             "interp-archive": self.interp_archive,
             "salvage-record": self.salvage_record,
             "mmv-values": self.mmv_values,
+            "mmv-strings": self.mmv_strings,
+            "mmv-slot-offsets": self.mmv_slot_offsets,
+            "mmv-string-section": self.mmv_string_section,
         }
 
     # -- seeds and mutants --------------------------------------------------------------
@@ -394,6 +404,64 @@ class Families:
             lo = data.draw(st.integers(lo, hi - 1), label="from")
             hi = data.draw(st.integers(lo + 1, hi), label="to")
         return values, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
+
+    def mmv_strings(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A run of the clean string slots of a drawn MMV file (version 2 or 3: names, help
+        and STRING values in slots), whose slots are then overwritten with edge texts (quotes,
+        backslashes, control and high bytes, 255 bytes and a NUL); and the dump's format."""
+        version = data.draw(st.sampled_from([2, 3]), label="version")
+        raw = bytearray(data.draw(mmv_files(version, max_metrics=12, max_instances=8), label="mmv file"))
+        blocks = _string_blocks(bytes(raw))
+        assume(blocks)
+        for _ in range(data.draw(st.integers(0, 6), label="edge texts")):
+            _, base, lo, hi = data.draw(st.sampled_from(blocks), label="block")
+            at = base + 256 * data.draw(st.integers(lo, hi - 1), label="slot")
+            raw[at:at + 256] = data.draw(st.sampled_from(_EDGE_TEXTS), label="text").ljust(256, b"\0")[:256]
+        _, base, lo, hi = data.draw(st.sampled_from(_string_blocks(bytes(raw))), label="block")
+        if data.draw(st.integers(0, 3), label="part of the block") == 0:
+            lo = data.draw(st.integers(lo, hi - 1), label="from")
+            hi = data.draw(st.integers(lo + 1, hi), label="to")
+        return bytes(raw), base, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
+
+    def _mmv_with_slots(self, data: st.DataObject) -> tuple[bytearray, int, int]:
+        """A drawn MMV file (version 2 or 3) with some of its string slots overwritten with
+        edge texts, no NUL, or bytes after the NUL; and its strings section's offset and
+        count (as its TOC says: the section may leave the file)."""
+        version = data.draw(st.sampled_from([2, 3]), label="version")
+        raw = bytearray(data.draw(mmv_files(version, max_metrics=12, max_instances=8), label="mmv file"))
+        toc = next((r for r in mmv_records(bytes(raw), "drawn")[0]
+                    if r["kind"] == "toc" and r["section"] == "strings"), None)
+        assume(toc is not None)
+        assert toc is not None
+        base, count = toc["section_offset"], toc["count"]
+        for _ in range(data.draw(st.integers(0, 6), label="edited slots") if count else 0):
+            at = base + 256 * data.draw(st.integers(0, count - 1), label="slot")
+            text = data.draw(st.sampled_from([*_EDGE_TEXTS, b"x" * 256, b"ab\0c", b"\0" * 255 + b"z"]),
+                             label="text")
+            raw[at:at + 256] = text.ljust(256, b"\0")[:256]
+        if data.draw(st.integers(0, 4), label="cut") == 0:
+            raw = raw[:data.draw(st.integers(0, len(raw)), label="length")]
+        return raw, base, count
+
+    def mmv_slot_offsets(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A drawn file's bytes, and offsets to find slots at: its slots', their neighbours,
+        and the edges of the file (before the header's end, the last slot, past the end)."""
+        raw, base, count = self._mmv_with_slots(data)
+        n = len(raw)
+        near = st.sampled_from([base + 256 * k for k in range(count)] or [40]).flatmap(
+            lambda at: st.integers(at - 2, at + 2))
+        edges = st.sampled_from([-1, 0, 39, 40, n - 257, n - 256, n - 255, n, 2**62])
+        offsets = data.draw(st.lists(near | edges | st.integers(0, n), max_size=40), label="offsets")
+        return bytes(raw), np.array(offsets, np.int64)
+
+    def mmv_string_section(self, data: st.DataObject) -> tuple[Any, ...]:
+        """A drawn file's bytes, and its strings section's offset and count (or a part of
+        it, or a count that runs past the end)."""
+        raw, base, count = self._mmv_with_slots(data)
+        if count and data.draw(st.booleans(), label="part"):
+            lo = data.draw(st.integers(0, count - 1), label="from")
+            base, count = base + 256 * lo, data.draw(st.integers(0, count - lo + 1), label="count")
+        return bytes(raw), base, count
 
     def derive_schedule(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_metrics=5, max_samples=7)

@@ -6,17 +6,12 @@ from __future__ import annotations
 import argparse
 
 from pcpconform.cli.output import opened_output
-from pcpconform.cli.sources import open_input
-from pcpconform.dump.jsonl import write_jsonl
-from pcpconform.dump.text import write_text
-from pcpconform.io.archive import Archive
-from pcpconform.io.archiveset import ArchiveSet
-from pcpconform.io.setform import is_set_source
 
 __all__ = ["add_arguments", "run"]
 
 #: an MMV file's first four bytes (mmv.schema.MMV_MAGIC, which a test compares this with):
-#: the MMV modules, numpy among their imports, are loaded only for MMV files
+#: the MMV modules, numpy among their imports, are loaded only for MMV files, and the
+#: archive modules only for archives
 MMV_MAGIC = b"MMV\0"
 
 
@@ -48,6 +43,13 @@ def run(args: argparse.Namespace) -> int:
         with opened_output(args.output) as out:
             dump_mmv(args.archive, out, args.format)
         return 0
+    from pcpconform.cli.sources import open_input
+    from pcpconform.dump.jsonl import write_jsonl
+    from pcpconform.dump.text import write_text
+    from pcpconform.io.archive import Archive
+    from pcpconform.io.archiveset import ArchiveSet
+    from pcpconform.io.setform import is_set_source
+
     if is_set_source(args.archive):
         from pcpconform.dump.setdump import write_set_jsonl, write_set_text  # sets only
         members = open_input(args.archive, args.rules, "dump")

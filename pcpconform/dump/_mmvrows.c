@@ -81,20 +81,28 @@ static int put_hex(Out *o, const unsigned char *b, int first, int last, int step
 }
 
 /* escape_bytes (0x20-0x7E but backslash as themselves, else \xHH), then, for JSON, the
- * ASCII encoder's escapes of '"' and '\\' */
+ * ASCII encoder's escapes of '"' and '\\'; runs of bytes kept as they are (most text) are
+ * copied whole */
 static int put_escaped(Out *o, const unsigned char *b, Py_ssize_t n, int json) {
     if (grow(o, 5 * n) < 0) return -1;
     char *w = o->at + o->len;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        unsigned char c = b[k];
-        if (c >= 0x20 && c < 0x7F && c != '\\') {
-            if (json && c == '"') *w++ = '\\';
-            *w++ = (char)c;
+    Py_ssize_t k = 0;
+    while (k < n) {
+        Py_ssize_t run = k;
+        while (run < n && b[run] >= 0x20 && b[run] < 0x7F && b[run] != '\\' && b[run] != '"') run++;
+        memcpy(w, b + k, (size_t)(run - k));
+        w += run - k;
+        if (run == n) break;
+        unsigned char c = b[run];
+        if (c == '"') {
+            if (json) *w++ = '\\';
+            *w++ = '"';
         } else {
             *w++ = '\\';
             if (json) *w++ = '\\';
             *w++ = 'x'; *w++ = HEX[c >> 4]; *w++ = HEX[c & 15];
         }
+        k = run + 1;
     }
     o->len = w - o->at;
     return 0;
@@ -301,6 +309,19 @@ static int flush(Out *o, PyObject *chunks) {
     return rc;
 }
 
+/* before a line: the buffer handed over when full, else a newline after the line before */
+static int line_break(Out *o, PyObject *chunks) {
+    if (o->len >= CHUNK && flush(o, chunks) < 0) return -1;
+    return o->len > 0 ? PUTS(o, "\n") : 0;
+}
+
+/* the chunks, with the buffer's last lines (a new reference), or NULL */
+static PyObject *last_chunk(Out *o, PyObject *chunks) {
+    if (o->len > 0 && flush(o, chunks) < 0) return NULL;
+    Py_INCREF(chunks);
+    return chunks;
+}
+
 static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     int text, sentinel;
     Py_buffer data, pos, keys;
@@ -361,15 +382,12 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
                 goto done;
             }
         }
-        if (o.len >= CHUNK && flush(&o, chunks) < 0) goto done;
-        if (o.len > 0 && PUTS(&o, "\n") < 0) goto done;
+        if (line_break(&o, chunks) < 0) goto done;
         if (text ? text_row(&o, off, m) < 0 || text_tail(&o, &r, row, m, inst) < 0
                  : json_row(&o, &r, n, off, m, inst) < 0)
             goto done;
     }
-    if (o.len > 0 && flush(&o, chunks) < 0) goto done;
-    result = chunks;
-    chunks = NULL;
+    result = last_chunk(&o, chunks);
 done:
     Py_XDECREF(chunks);
     PyMem_Free(o.at);
@@ -380,12 +398,116 @@ done:
     return result;
 }
 
+/* string_lines(text, data, base, lo, hi): the lines of the string slots lo..hi of the
+ * strings section at base (the fast path "dump.mmv-strings"; its reference is
+ * mmv_kernel.reference_string_lines): each slot's text up to its NUL, escaped, as JSON
+ * Lines or as the listing. A slot without a NUL is not the caller's to give: ValueError. */
+static PyObject *string_lines(PyObject *Py_UNUSED(self), PyObject *args) {
+    int text;
+    Py_buffer data;
+    Py_ssize_t base, lo, hi;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "py*nnn", &text, &data, &base, &lo, &hi)) return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *chunks = PyList_New(0);
+    if (chunks == NULL) goto done;
+    if (lo < 0 || hi < lo || base < 0 || hi > (data.len - base) / STRING_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "slots outside the strings section");
+        goto done;
+    }
+    for (Py_ssize_t n = lo; n < hi; n++) {
+        Py_ssize_t off = base + STRING_SIZE * n;
+        const unsigned char *slot = (const unsigned char *)data.buf + off;
+        const unsigned char *nul = memchr(slot, 0, STRING_SIZE);
+        if (nul == NULL) {
+            PyErr_Format(PyExc_ValueError, "slot %zd has no NUL", n);
+            goto done;
+        }
+        if (line_break(&o, chunks) < 0) goto done;
+        if (text) {
+            if (PUTS(&o, "  [") < 0 || put_uint(&o, (unsigned long long)n + 1) < 0 || PUTS(&o, "/") < 0
+                || put_uint(&o, (unsigned long long)off) < 0 || PUTS(&o, "] ") < 0
+                || put_escaped(&o, slot, nul - slot, 0) < 0)
+                goto done;
+        } else if (PUTS(&o, "{\"kind\":\"string\",\"index\":") < 0 || put_uint(&o, (unsigned long long)n) < 0
+                   || PUTS(&o, ",\"offset\":") < 0 || put_uint(&o, (unsigned long long)off) < 0
+                   || PUTS(&o, ",\"text\":\"") < 0 || put_escaped(&o, slot, nul - slot, 1) < 0
+                   || PUTS(&o, "\"}") < 0) {
+            goto done;
+        }
+    }
+    result = last_chunk(&o, chunks);
+done:
+    Py_XDECREF(chunks);
+    PyMem_Free(o.at);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+/* slot_ends(data, offsets): for each offset (a buffer of int64), where the string slot
+ * there has its NUL, from the slot's start; -1 where it has none, -2 where it is no slot in
+ * the file (before the 40-byte header's end, or running past the end): the fast side of
+ * "dump.mmv-slot-ends". Returns the int64 column as bytes. */
+static PyObject *slot_ends(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    PyObject *result = NULL;
+    if (offsets.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
+        goto done;
+    }
+    Py_ssize_t n = offsets.len / 8;
+    result = PyBytes_FromStringAndSize(NULL, offsets.len);
+    if (result == NULL) goto done;
+    int64_t *ends = (int64_t *)PyBytes_AS_STRING(result);
+    const unsigned char *b = data.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long at = i64_at((const unsigned char *)offsets.buf + 8 * k);
+        if (at < 40 || at > (long long)data.len - STRING_SIZE) { ends[k] = -2; continue; }
+        const unsigned char *nul = memchr(b + at, 0, STRING_SIZE);
+        ends[k] = nul == NULL ? -1 : nul - (b + at);
+    }
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
+static const unsigned char ZEROS[STRING_SIZE];
+
+/* clean_slots(data, base, count): per slot of the strings section at base, 1 where it has a
+ * NUL and only zeros after it, else 0 (the fast side of "dump.mmv-string-clean"). */
+static PyObject *clean_slots(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t base, count;
+    if (!PyArg_ParseTuple(args, "y*nn", &data, &base, &count)) return NULL;
+    PyObject *result = NULL;
+    if (base < 0 || count < 0 || base > data.len || count > (data.len - base) / STRING_SIZE) {
+        PyErr_SetString(PyExc_ValueError, "slots outside the data");
+        goto done;
+    }
+    result = PyBytes_FromStringAndSize(NULL, count);
+    if (result == NULL) goto done;
+    char *clean = PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const unsigned char *slot = (const unsigned char *)data.buf + base + STRING_SIZE * k;
+        const unsigned char *nul = memchr(slot, 0, STRING_SIZE);
+        clean[k] = nul != NULL && memcmp(nul, ZEROS, (size_t)(slot + STRING_SIZE - nul)) == 0;
+    }
+done:
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"slot_ends", slot_ends, METH_VARARGS, "Where each string slot has its NUL (-1 none, -2 no slot)."},
+    {"clean_slots", clean_slots, METH_VARARGS, "Which slots of a strings section are clean."},
     {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
+    {"string_lines", string_lines, METH_VARARGS, "The lines of MMV string slots lo..hi, in chunks."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mmvrows",
-                                    "The compiled kernel of the MMV dump's value rows.", -1, methods};
+                                    "The compiled kernels of the MMV dump's value rows and string slots.", -1, methods};
 
 PyMODINIT_FUNC PyInit__mmvrows(void) { return PyModule_Create(&module); }

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
-from pcpconform.dump.mmv_kernel import VALUE_LINES
-from pcpconform.fastpath import PathStats
+from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_string_lines, same_lines
+from pcpconform.dump.mmv_slots import SLOT_ENDS, STRING_CLEAN
+from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
     MMV_TYPES,
@@ -46,11 +47,14 @@ from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
 if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
-__all__ = ["Block", "ROW_FALLBACKS", "value_rows", "string_rows", "instance_rows", "instance_table",
+__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "value_rows", "string_rows",
+           "reference_string_lines", "instance_rows", "instance_table",
            "slot_text", "slot_ends", "blocks_and_rows"]
 
 #: value rows per call of the value lines' fast path
 _KERNEL_ROWS = 512
+#: string slots per call of the string lines' fast path
+_KERNEL_SLOTS = 1024
 #: rows of a section left to the per-entry walk, by section
 ROW_FALLBACKS: Counter[str] = Counter()
 
@@ -76,19 +80,9 @@ def escape_all(texts: Sequence[bytes]) -> list[str]:
     return list(map(escape_bytes, texts))
 
 
-def slot_ends(data: bytes, offsets: Any) -> Any:
-    """For each offset, where the slot there has its NUL (from the slot's start), -1 where
-    it has none, -2 where it is no slot in the file: ``slot_text`` by columns."""
-    offsets = np.asarray(offsets, np.int64)
-    ends = np.full(len(offsets), -2, np.int64)
-    inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
-    raw = np.frombuffer(data, np.uint8)
-    span = np.arange(STRING_SIZE)
-    for lo in range(0, len(inside), 4096):         # 1 MB of slots at a time: memory stays flat
-        rows = inside[lo:lo + 4096]
-        nul = raw[offsets[rows][:, None] + span] == 0
-        ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
-    return ends
+def slot_ends(data: bytes, offsets: Any, stats: PathStats) -> Any:
+    """``mmv_slots.SLOT_ENDS``: where each offset's slot has its NUL (-1: none; -2: no slot)."""
+    return SLOT_ENDS(stats, data, offsets)
 
 
 def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
@@ -112,7 +106,8 @@ class Block:
         self.kind = kind
         self.count = count
         self._jsonl, self._text = jsonl, text
-        self.source = source        # a value block's (values, lo, hi): the kernel's arguments
+        self.source = source        # the arguments of the block's kernel: a value block's
+        # (values, lo, hi), a string block's (data, base, lo, hi)
 
     def jsonl(self) -> Iterable[str]:
         return self._jsonl()
@@ -163,12 +158,26 @@ _VALUE_PARTS = {TYPE_FLOAT: ('{"type":"float","value":"0x', '"}'),
                 TYPE_STRING: ('{"type":"string","value":', "}"), TYPE_NOSUPPORT: ("null", "")}
 
 
+def _find(keys: Any, values: Any) -> tuple[Any, Any]:
+    """Each value's index in the sorted uint64 keys (clipped), and whether it is there. Keys
+    evenly spaced (the entries of one section, the common case) are found by division."""
+    n = len(keys)
+    step = int(keys[1] - keys[0]) if n > 1 else 0
+    if step and bool(np.all(np.diff(keys) == step)):
+        rel = values - keys[0]                  # below the first key: wraps, past the last
+        pos = rel // np.uint64(step)
+        return np.minimum(pos, n - 1).astype(np.intp), (rel % np.uint64(step) == 0) & (pos < n)
+    pos = np.searchsorted(keys, values).clip(0, n - 1)
+    return pos, keys[pos] == values
+
+
 class _Values:
     """The values section as columns; lines are made a run of one metric at a time, from a
     format that holds what the run shares (its metric, type and instance domain)."""
 
     def __init__(self, data: bytes, base: int, count: int, flags: int,
-                 metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]]) -> None:
+                 metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
+                 stats: PathStats) -> None:
         self.data, self.base, self.count = data, base, count
         self.sentinel = bool(flags & FLAG_SENTINEL)
         table = np.frombuffer(data, _VALUE, count, base if count else 0)
@@ -178,20 +187,21 @@ class _Values:
         offsets = sorted(metric_at)
         self.metrics = [metric_at[o] for o in offsets]
         if offsets and count:
-            keys = np.array(offsets, np.uint64)
-            self.pos = np.searchsorted(keys, self.moff).clip(0, len(keys) - 1)
-            known = keys[self.pos] == self.moff
+            self.pos, known = _find(np.array(offsets, np.uint64), self.moff)
         else:
             self.pos = np.zeros(count, np.intp)
             known = np.zeros(count, bool)
         types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
         singular = np.array([is_singular(m.indom) for m in self.metrics] or [True])[self.pos]
         instances = np.array(sorted(inst_at), np.uint64)
-        has_instance = np.isin(self.ioff, instances) if len(instances) else np.zeros(count, bool)
+        if len(instances):
+            has_instance = _find(instances, self.ioff)[1]
+        else:
+            has_instance = np.zeros(count, bool)
         clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
         rows = np.nonzero(clean & (types == TYPE_STRING))[0]
-        ends = slot_ends(data, self.extra[rows])
+        ends = slot_ends(data, self.extra[rows], stats)
         clean[rows[ends < 0]] = False          # no slot in the file, or no NUL in it
         self._string_slots = (rows[ends >= 0], ends[ends >= 0])
         self._strings: dict[int, bytes] | None = None
@@ -227,10 +237,12 @@ class _Values:
     def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
         and name as JSON and the listing's part."""
-        ids, names, texts = self.instances()
         keys = sorted(self.inst_at)
-        return (np.array(keys, np.uint64).tobytes(), list(map(ids.__getitem__, keys)),
-                list(map(names.__getitem__, keys)), list(map(texts.__getitem__, keys)))
+        entries = list(map(self.inst_at.__getitem__, keys))
+        ids = [str(i) for i, _ in entries]
+        names = [n for _, n in entries]
+        return (np.array(keys, np.uint64).tobytes(), ids, list(map(_js, names)),
+                list(map('[{} or "{}"]'.format, ids, [n or "?" for n in names])))
 
     def hexes(self) -> list[str]:
         if self._hex is None:
@@ -358,7 +370,7 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
     """Which rows of the values section the columns make, and a maker of the block of rows
     lo..hi (all of them clean), whose lines the compiled kernel makes where it can
     (``dump.mmv-values``, counted in ``stats``)."""
-    values = _Values(data, base, count, flags, metric_at, inst_at)
+    values = _Values(data, base, count, flags, metric_at, inst_at, stats)
     ROW_FALLBACKS["values"] += int(np.count_nonzero(~values.clean))
 
     def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
@@ -374,27 +386,40 @@ def value_rows(data: bytes, base: int, count: int, flags: int,
 
 
 # -- string slots -----------------------------------------------------------------------
-def string_rows(data: bytes, base: int, count: int
-                ) -> tuple[list[bool], Callable[[int, int], Block]]:
-    """The strings section: a slot is clean when it has a NUL and only zeros after it."""
-    starts = range(base, base + STRING_SIZE * count, STRING_SIZE)
+def reference_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> list[str]:
+    """The lines of the string slots lo..hi (each with a NUL) made by columns, in chunks of
+    lines joined by newlines without a final one; ``fmt`` is jsonl or text."""
+    starts = range(base + STRING_SIZE * lo, base + STRING_SIZE * hi, STRING_SIZE)
     ends = list(map(data.find, repeat(b"\0"), starts, [s + STRING_SIZE for s in starts]))
-    clean = [e >= 0 and data.count(b"\0", e, s + STRING_SIZE) == s + STRING_SIZE - e
-             for s, e in zip(starts, ends)]
-    ROW_FALLBACKS["strings"] += clean.count(False)
+    if -1 in ends:
+        raise ValueError(f"slot {lo + ends.index(-1)} has no NUL")
+    texts = escape_all(list(map(data.__getitem__, map(slice, starts, ends))))
+    at = list(map(str, starts))
+    if fmt == "jsonl":
+        return [_interleaved(['{"kind":"string","index":', list(map(str, range(lo, hi))),
+                              ',"offset":', at, ',"text":', list(map(_js, texts)), "}\n"], hi - lo)]
+    return [_interleaved(["  [", list(map(str, range(lo + 1, hi + 1))), "/", at, "] ", texts, "\n"],
+                         hi - lo)]
+
+
+STRING_LINES = register("dump.mmv-strings", reference=reference_string_lines, fast=kernel_string_lines,
+                        reasons=KernelReason, inputs="mmv-strings", same=same_lines)
+
+
+def string_rows(data: bytes, base: int, count: int, stats: PathStats
+                ) -> tuple[Any, Callable[[int, int], Block]]:
+    """The strings section: a slot is clean when it has a NUL and only zeros after it; the
+    lines of a run of clean slots are made by ``dump.mmv-strings`` (counted in ``stats``)."""
+    clean = STRING_CLEAN(stats, data, base, count) if count else np.zeros(0, bool)
+    ROW_FALLBACKS["strings"] += int(np.count_nonzero(~clean))
+
+    def lines(lo: int, hi: int, fmt: str) -> Iterator[str]:
+        for a in range(lo, hi, _KERNEL_SLOTS):
+            yield from STRING_LINES(stats, data, base, a, min(a + _KERNEL_SLOTS, hi), fmt)
 
     def block(lo: int, hi: int) -> Block:
-        texts = escape_all(list(map(data.__getitem__, map(slice, starts[lo:hi], ends[lo:hi]))))
-        at = list(map(str, starts[lo:hi]))
-
-        def jsonl() -> list[str]:
-            return [_interleaved(['{"kind":"string","index":', list(map(str, range(lo, hi))),
-                                  ',"offset":', at, ',"text":', list(map(_js, texts)), "}\n"], hi - lo)]
-
-        def text() -> list[str]:
-            return [_interleaved(["  [", list(map(str, range(lo + 1, hi + 1))), "/", at, "] ", texts,
-                                  "\n"], hi - lo)]
-        return Block("string", hi - lo, jsonl, text)
+        return Block("string", hi - lo, lambda: lines(lo, hi, "jsonl"), lambda: lines(lo, hi, "text"),
+                     (data, base, lo, hi))
 
     return clean, block
 
@@ -404,10 +429,12 @@ _INSTANCE = {1: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i
              2: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i4"), ("external", "<u8")])}
 
 
-def instance_table(data: bytes, version: int, base: int, count: int
-                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]]]:
+def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats
+                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]],
+                              list[str]]:
     """Each instance entry's indom offset, padding, internal id, name offset (v2/v3; 0 in
-    v1) and (name bytes, no NUL, bytes after the NUL) as the walk reads them."""
+    v1), (name bytes, no NUL, bytes after the NUL) as the walk reads them, and the name
+    escaped ("" for none)."""
     table = np.frombuffer(data, _INSTANCE[1 if version == 1 else 2], count, base if count else 0)
     names: list[tuple[bytes | None, bool, bool]] = []
     if version == 1:
@@ -417,18 +444,24 @@ def instance_table(data: bytes, version: int, base: int, count: int
         offsets = [0] * count
     else:
         offsets = table["external"].tolist()
-        for at in offsets:
-            text, unterminated = slot_text(data, at)
-            names.append((text, unterminated, False))
+        ends = slot_ends(data, table["external"].astype(np.int64), stats).tolist()   # by columns: slot_text
+        for at, end in zip(offsets, ends):
+            if end == -2:
+                names.append((None, False, False))
+            elif end == -1:
+                names.append((data[at:at + STRING_SIZE - 1], True, False))
+            else:
+                names.append((data[at:at + end], False, False))
     return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
-            offsets, names)
+            offsets, names, escape_all([t or b"" for t, _, _ in names]))
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
-                  pcp_indom: Callable[[int], str | None], table: Any = None
+                  pcp_indom: Callable[[int], str | None], stats: PathStats, table: Any = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
     """The instances section (``table``: its ``instance_table``, when already read)."""
-    indoms, paddings, internals, offsets, names = table or instance_table(data, version, base, count)
+    indoms, paddings, internals, offsets, names, escaped = table or instance_table(data, version, base, count,
+                                                                                   stats)
     serials = list(map(indom_at.get, indoms))
     clean = [s is not None and t is not None and not bad and not odd
              for s, (t, bad, odd) in zip(serials, names)]
@@ -436,7 +469,7 @@ def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: di
     size = 80 if version == 1 else 24
 
     def block(lo: int, hi: int) -> Block:
-        texts = escape_all([names[n][0] or b"" for n in range(lo, hi)])
+        texts = escaped[lo:hi]
 
         at = list(map(str, range(base + size * lo, base + size * hi, size)))
         ids = list(map(str, internals[lo:hi]))

@@ -5,10 +5,12 @@ fixed-size layouts of the entries, and what a value line repeats of its metric (
 from __future__ import annotations
 
 import json
+import re
 import struct
 from collections import namedtuple
 from dataclasses import dataclass
 from functools import cache
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from construct import Bytes, FormatField, Renamed
@@ -44,9 +46,9 @@ from pcpconform.mmv.schema import (
     mmv_structs,
 )
 
-__all__ = ["TYPE_TOKENS", "FLAG_NAMES", "LABEL_TYPE_NAMES", "NAME_CHARS", "ENCODE", "MetricAt",
-           "Layout", "flag_names", "label_type_name", "sem_token", "unit_fields", "put_text",
-           "typed_mmv_value", "is_sentinel", "layouts"]
+__all__ = ["TYPE_TOKENS", "TYPE_DESCRIPTIONS", "FLAG_NAMES", "LABEL_TYPE_NAMES", "NAME_CHARS",
+           "ENCODE", "MetricAt", "Layout", "flag_names", "label_type_name", "sem_token", "unit_fields",
+           "units_text", "json_string", "only_name_chars", "put_text", "typed_mmv_value", "is_sentinel", "layouts"]
 
 # every text is escaped to ASCII (DUMP-MMV-ESC), so the C encoder's ASCII path is exact
 ENCODE = json.JSONEncoder(separators=(",", ":")).encode
@@ -60,8 +62,19 @@ LABEL_TYPE_NAMES = {LABEL_INDOM: "indom", LABEL_CLUSTER: "cluster", LABEL_ITEM: 
                     LABEL_INSTANCES: "instances"}
 _INT_FORMATS = {TYPE_I32: "<i", TYPE_U32: "<I", TYPE_I64: "<q", TYPE_U64: "<Q",
                 TYPE_ELAPSED: "<q"}
+#: mmvdump's names of the MMV types (the text listing's)
+TYPE_DESCRIPTIONS = {0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int",
+                     3: "64-bit unsigned int", 4: "float", 5: "double", 6: "string",
+                     9: "elapsed"}
 # the PMDA's name check: after the first (alphabetic) character, these only
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+#: a name of NAME_CHARS only (a match, not a set per name)
+only_name_chars = re.compile(r"[a-zA-Z0-9_.]*\Z").match
+
+
+def json_string(text: str | None) -> str:
+    """A JSON string (or null) as ``ENCODE`` writes it (the text is already ASCII)."""
+    return "null" if text is None else encode_basestring_ascii(text)
 
 
 def flag_names(flags: int) -> list[str]:
@@ -91,6 +104,13 @@ def _unit_fields(word: int) -> tuple[tuple[str, int], ...]:
     u = PmUnits.from_word(word)
     return tuple((k, getattr(u, k)) for k in ("dimSpace", "dimTime", "dimCount", "scaleSpace",
                                               "scaleTime", "scaleCount"))
+
+
+@cache          # a file's metrics share few units words
+def units_text(dimension: str) -> str:
+    """The listing's units of a dimension word given as 0x%08x."""
+    text = str(PmUnits.from_word(int(dimension, 16)))
+    return "" if text == "none" else text     # pmUnitsStr prints nothing for no units
 
 
 def put_text(raw: bytes, obj: dict[str, Any], key: str) -> None:
@@ -140,8 +160,8 @@ class MetricAt:
 
     def __post_init__(self) -> None:
         # the members of a value line from name to pmid, and the text listing's name
-        self.json_part = ENCODE({"name": self.name, "item": self.item, "pcp_name": self.pcp_name,
-                                  "pmid": self.pmid})[1:-1]
+        self.json_part = (f'"name":{json_string(self.name)},"item":{self.item},'
+                          f'"pcp_name":{json_string(self.pcp_name)},"pmid":{json_string(self.pmid)}')
         self.text_name = "?" if self.name is None else self.name
 
 

@@ -16,7 +16,6 @@ from pcpconform.dump.escape import escape_bytes
 from pcpconform.dump.mmv_blocks import (
     Block,
     blocks_and_rows,
-    escape_all,
     instance_rows,
     instance_table,
     string_rows,
@@ -26,18 +25,19 @@ from pcpconform.dump.mmv_fields import (
     ENCODE,
     FLAG_NAMES,
     LABEL_TYPE_NAMES,
-    NAME_CHARS,
     TYPE_TOKENS,
     MetricAt,
     flag_names,
     is_sentinel,
     label_type_name,
     layouts,
+    only_name_chars,
     put_text,
     sem_token,
     typed_mmv_value,
     unit_fields,
 )
+from pcpconform.dump.mmv_metrics import MetricTable
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
@@ -87,6 +87,7 @@ class _Walk:
         self.blocks = blocks             # False: every entry one by one (the reference)
         self.stats = PathStats() if stats is None else stats   # what the value kernel did
         self.instance_tables: dict[tuple[int, int], Any] = {}   # (base, entries) -> instance_table
+        self.metric_tables: dict[tuple[int, int], MetricTable] = {}
         self.problems: list[dict[str, Any]] = []
         self.cluster = 0
         self.flags = 0
@@ -241,32 +242,33 @@ class _Walk:
         for _, kind, count, base in toc:
             if kind == TOC_INSTANCES:
                 fit = self.fitting(s, kind, count, base)
-                table = self.instance_tables[(base, fit)] = instance_table(self.data, s.version, base, fit)
-                _, _, internals, _, names = table
+                table = instance_table(self.data, s.version, base, fit, self.stats)
+                self.instance_tables[(base, fit)] = table
+                _, _, internals, _, names, texts = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
-                texts = escape_all([t or b"" for t, _, _ in names])
                 inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
                                                              in zip(names, texts)))))
                 continue
-            if kind not in (TOC_INDOMS, TOC_METRICS):
+            if kind == TOC_METRICS:
+                fit = self.fitting(s, kind, count, base)
+                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit)
+                metrics.pcp_names = [None if t is None else self.pcp_name(t) for t, _ in metrics.names]
+                metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
+                    MetricAt(name, e.item, e.type, e.indom, pcp_name, self.pmid(e.item))
+                    for e, name, pcp_name in zip(metrics.entries, metrics.escaped, metrics.pcp_names))))
+                continue
+            if kind != TOC_INDOMS:
                 continue
             for e in self.entries(s, kind, count, base, report=False):
                 if isinstance(e, dict):
                     break
                 _, at, entry = e
-                if kind == TOC_INDOMS:
-                    indom_at[at] = entry.serial
-                else:
-                    name = (entry.name.partition(b"\0")[0] if s.version == 1
-                            else self.slot(entry.name))
-                    metric_at[at] = MetricAt(
-                        None if name is None else escape_bytes(name), entry.item, entry.type,
-                        entry.indom, None if name is None else self.pcp_name(name),
-                        self.pmid(entry.item))
+                indom_at[at] = entry.serial
         seen_items: set[int] = set()
         for _, kind, count, base in toc:
-            if self.blocks and kind in (TOC_VALUES, TOC_STRINGS, TOC_INSTANCES):
-                yield from self.block_section(s, kind, count, base, indom_at, inst_at, metric_at)
+            if self.blocks and kind in (TOC_VALUES, TOC_STRINGS, TOC_INSTANCES, TOC_METRICS):
+                yield from self.block_section(s, kind, count, base, indom_at, inst_at, metric_at,
+                                              seen_items)
                 continue
             for e in self.entries(s, kind, count, base):
                 if isinstance(e, dict):
@@ -293,18 +295,25 @@ class _Walk:
 
     def block_section(self, s: MmvStructs, kind: int, count: int, base: int,
                       indom_at: dict[int, int], inst_at: dict[int, tuple[int, str | None]],
-                      metric_at: dict[int, MetricAt]) -> Iterator[dict[str, Any] | Block]:
-        """A values, strings or instances section as blocks of lines made by columns, and
-        the rows the columns leave to the per-entry walk (mmv_blocks)."""
+                      metric_at: dict[int, MetricAt], seen_items: set[int]
+                      ) -> Iterator[dict[str, Any] | Block]:
+        """A values, strings, instances or metrics section as blocks of lines made by
+        columns or rows, and the rows they leave to the per-entry walk (mmv_blocks,
+        mmv_metrics)."""
         fit = self.fitting(s, kind, count, base)
-        if kind == TOC_VALUES:
+        if kind == TOC_METRICS:
+            metrics = self.metric_tables[(base, fit)]
+            clean = metrics.clean()
+            block = metrics.rows(self.pmid, self.pcp_indom,
+                                 lambda name, item, mtype: self.place(name, item, mtype, seen_items))
+        elif kind == TOC_VALUES:
             clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
                                       self.stats)
         elif kind == TOC_STRINGS:
-            clean, block = string_rows(self.data, base, fit)
+            clean, block = string_rows(self.data, base, fit, self.stats)
         else:
             clean, block = instance_rows(self.data, s.version, base, fit, indom_at, self.pcp_indom,
-                                         self.instance_tables.get((base, fit)))
+                                         self.stats, self.instance_tables.get((base, fit)))
         layout = layouts(s.version)[kind]
         size = s.sizes[kind]
         for part in blocks_and_rows(clean, block):
@@ -317,6 +326,8 @@ class _Walk:
                 yield from self.value(part, at, entry, metric_at, inst_at)
             elif kind == TOC_STRINGS:
                 yield self.string(part, at, entry)
+            elif kind == TOC_METRICS:
+                yield from self.metric(s, part, at, entry, seen_items)
             else:
                 yield from self.instance(s, part, at, entry, indom_at)
         if fit < count:
@@ -390,19 +401,10 @@ class _Walk:
                     "dimension": f"0x{m.dimension:08x}", "units": unit_fields(m.dimension),
                     "indom": m.indom, "padding": m.padding})
         problems += self.help(obj, m, f, at)
-        pcp_name = None if name is None else exported_name(
-            self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
-        ok_item = m.item <= 1023 and 0 <= self.cluster <= 4095
         obj["pcp_name"] = None if name is None else self.pcp_name(name)
         obj["pmid"] = self.pmid(m.item)
         obj["pcp_indom"] = None if is_singular(m.indom) else self.pcp_indom(m.indom & 0xFFFFFFFF)
-        # the PMDA inserts the name of a metric whose name and item pass, whatever its type
-        inserted = (ok_item and m.item not in seen and pcp_name is not None and bool(name)
-                    and set(pcp_name) <= NAME_CHARS)
-        placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
-        obj["exported"] = bool(placed) and m.type in MMV_TYPES
-        if ok_item:
-            seen.add(m.item)
+        obj["exported"] = self.place(name, m.item, m.type, seen)
         yield obj
         if name == b"":
             problems.append(self.problem(at, f + ".name", "empty metric name", index=n))
@@ -411,6 +413,20 @@ class _Walk:
                                          f"type {m.type} is not an MMV type", index=n,
                                          clause="MMV-VAL-1"))
         yield from problems
+
+    def place(self, name: bytes | None, item: int, mtype: int, seen: set[int]) -> bool:
+        """Whether the PMDA exports a metric of this name, item and type, the metrics before
+        it placed (``seen``: their items); the name goes into the namespace as the PMDA
+        inserts it: a metric whose name and item pass, whatever its type."""
+        ok_item = item <= 1023 and 0 <= self.cluster <= 4095
+        pcp_name = None if name is None else exported_name(
+            self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
+        inserted = (ok_item and item not in seen and pcp_name is not None and bool(name)
+                    and only_name_chars(pcp_name) is not None)
+        placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
+        if ok_item:
+            seen.add(item)
+        return bool(placed) and mtype in MMV_TYPES
 
     def value(self, n: int, at: int, v: Any, metric_at: dict[int, MetricAt],
               inst_at: dict[int, tuple[int, str | None]]) -> Iterator[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The registered fast path of the MMV dump's value rows: a compiled kernel.
+"""The registered fast paths of the MMV dump's value rows and string slots: a compiled kernel.
 
 A file at the PMDA's limits has tens of thousands of values; even made by columns
 (``mmv_blocks``), their lines cost a Python string or more each, more than mmvdump's whole
@@ -6,7 +6,11 @@ run. The kernel (``_mmvrows.c``, built by setup.py) writes a run of clean rows' 
 the file's bytes in one pass, as JSON Lines or as the listing; ``_Values.jsonl`` and
 ``_Values.text`` of ``mmv_blocks`` stay the reference. Where the kernel is not built or does
 not import, every run is declined with ``KernelReason.NOT_BUILT`` and counted, never
-silently (the tests require the kernel where CI builds it).
+silently (the tests require the kernel where CI builds it). The string slots' lines
+(``string_lines``, 16 000 slots in a file at the limits) are the kernel's other job; their
+pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``; where each
+slot ends and which slots are clean (``slot_ends``, ``clean_slots``) are two more pairs, in
+``mmv_slots``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 from pcpconform.fastpath import Declined, register
 
-__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines"]
+__all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
+           "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean"]
 
 _kernel: ModuleType | None
 KERNEL_ERROR: str | None = None
@@ -49,6 +54,33 @@ def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
                                             values.positions, values.metric_columns, keys, ids, names,
                                             texts)
     return chunks
+
+
+def kernel_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> list[str]:
+    """The lines of the string slots lo..hi of the strings section at base by the compiled
+    kernel (the fast side of ``mmv_blocks.STRING_LINES``)."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    chunks: list[str] = _kernel.string_lines(fmt == "text", data, base, lo, hi)
+    return chunks
+
+
+def kernel_slot_ends(data: bytes, offsets: Any) -> Any:
+    """``mmv_slots.reference_slot_ends`` by the compiled kernel."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    import numpy as np  # here: the module imports without numpy's cost until a dump runs
+
+    return np.frombuffer(_kernel.slot_ends(data, np.ascontiguousarray(offsets, np.int64)), np.int64)
+
+
+def kernel_string_clean(data: bytes, base: int, count: int) -> Any:
+    """``mmv_slots.reference_string_clean`` by the compiled kernel."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    import numpy as np
+
+    return np.frombuffer(_kernel.clean_slots(data, base, count), bool)
 
 
 def same_lines(a: list[str], b: list[str]) -> bool:

@@ -12,27 +12,16 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable
-from functools import cache
 from typing import Any, TextIO
 
 from pcpconform.dump.mmv_blocks import Block
-from pcpconform.format.pmtypes import PmUnits
+from pcpconform.dump.mmv_fields import TYPE_DESCRIPTIONS, units_text
 
 __all__ = ["write_mmv_text", "TYPE_DESCRIPTIONS"]
 
-#: mmvdump's names of the MMV types
-TYPE_DESCRIPTIONS = {0: "32-bit int", 1: "32-bit unsigned int", 2: "64-bit int",
-                     3: "64-bit unsigned int", 4: "float", 5: "double", 6: "string",
-                     9: "elapsed"}
 _SECTION_TITLES = {"indoms": "indoms offset", "instances": "instances offset",
                    "metrics": "metrics offset", "values": "values offset",
                    "strings": "string offset", "labels": "labels offset"}
-
-
-@cache          # a file's metrics share few units words
-def _units_text(dimension: str) -> str:
-    text = str(PmUnits.from_word(int(dimension, 16)))
-    return "" if text == "none" else text     # pmUnitsStr prints nothing for no units
 
 
 def _c_float(real: float) -> str:
@@ -97,7 +86,7 @@ def _entry(obj: dict[str, Any], out: TextIO) -> None:
         out.write(f"       type={TYPE_DESCRIPTIONS.get(obj['type'], '?')}"
                   f" (0x{obj['type'] & 0xFFFFFFFF:x}), sem={sem}"
                   f" (0x{obj['semantics'] & 0xFFFFFFFF:x}), pad=0x{obj['padding']:x}\n")
-        out.write(f"       units={_units_text(obj['dimension'])}\n")
+        out.write(f"       units={units_text(obj['dimension'])}\n")
         indom = obj["indom"]
         out.write("       (no indom)\n" if indom in (0, -1) else f"       indom={indom}\n")
         _help(obj, out)

@@ -33,7 +33,7 @@ class Placement(enum.Enum):
     NON_LEAF = "non-leaf"        # the name is an existing non-leaf: created with no name
 
 
-@dataclass
+@dataclass(slots=True)
 class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
     leaf: bool = False           # a PMID is set (a leaf may get children, see above)
@@ -52,6 +52,9 @@ class Placed:
         return self.placement is Placement.EXPORTED
 
 
+_EXPORTED = Placed(Placement.EXPORTED)     # made once: a file at the limits places 1023 names
+
+
 class PmdaNamespace:
     """The PMDA's name tree as files are loaded into it. ``pcp7``: with PCP 7's fourth
     control metric (the kit's view; PCP 6 exports a file's metric of that name)."""
@@ -61,24 +64,11 @@ class PmdaNamespace:
         for name in CONTROL_NAMES + (CONTROL_NAMES_PCP7 if pcp7 else ()):
             self.add(name)
 
-    def _lookup(self, parts: list[str]) -> _Node | None:
-        """pmdaNodeLookup: descends through non-leaves only."""
-        node = self.root
-        for k, part in enumerate(parts):
-            if k and node.leaf:
-                return None
-            child = node.children.get(part)
-            if child is None:
-                return None
-            node = child
-        return node
-
     def add(self, name: str) -> Placed:
-        """Insert a metric's full name (``mmv.<file>.<name>``) as the PMDA does."""
+        """Insert a metric's full name (``mmv.<file>.<name>``) as the PMDA does: refused as a
+        duplicate where pmdaNodeLookup (which descends through non-leaves only) finds a leaf;
+        one walk down the path serves that lookup and the insertion."""
         parts = name.split(".")
-        found = self._lookup(parts)
-        if found is not None and found.leaf:
-            return Placed(Placement.DUPLICATE, found.owner)
         node = self.root
         under: _Node | None = None      # the first leaf the path runs through
         created = False
@@ -91,13 +81,15 @@ class PmdaNamespace:
                 under = child
             node = child
         if not created:                 # the whole path is there: AddPMNSNode refuses it
+            if node.leaf and under is None:     # found by pmdaNodeLookup: a duplicate
+                return Placed(Placement.DUPLICATE, node.owner)
             if node.leaf:               # a leaf no lookup reaches (below another leaf)
-                return Placed(Placement.UNDER_LEAF, (under or node).owner)
+                return Placed(Placement.UNDER_LEAF, under.owner if under else node.owner)
             return Placed(Placement.NON_LEAF, _first_leaf(node))
         node.leaf, node.owner = True, name
         if under is not None:
             return Placed(Placement.UNDER_LEAF, under.owner)
-        return Placed(Placement.EXPORTED)
+        return _EXPORTED
 
     def names(self) -> list[str]:
         """The names a traversal finds (a leaf's children are not visited), control ones

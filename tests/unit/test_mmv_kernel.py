@@ -85,7 +85,9 @@ def test_edge_values_as_the_reference_writes_them(version: int, flags: int, fmt:
     fast, stats = dumped(data, fmt, True)
     reference, ref_stats = dumped(data, fmt, False)
     assert fast == reference
-    assert stats.answered["dump.mmv-values"] > 0 and not stats.declined
+    assert all(stats.answered[path] > 0 for path in ("dump.mmv-values", "dump.mmv-strings", "dump.mmv-slot-ends",
+                                                     "dump.mmv-string-clean"))
+    assert not stats.declined
     assert ref_stats.reasons("dump.mmv-values") == {mmv_kernel.KernelReason.NOT_BUILT:
                                                     ref_stats.declined[("dump.mmv-values",
                                                                         mmv_kernel.KernelReason.NOT_BUILT)]}
@@ -100,6 +102,9 @@ def test_without_the_kernel_every_run_is_declined_and_counted() -> None:
     runs = sum(1 for obj in iter_mmv_lines(data, "edges")[0] if isinstance(obj, Block) and obj.kind == "value")
     assert not stats.answered["dump.mmv-values"]
     assert stats.declined[("dump.mmv-values", mmv_kernel.KernelReason.NOT_BUILT)] >= runs > 0
+    for path in ("dump.mmv-strings", "dump.mmv-slot-ends", "dump.mmv-string-clean"):
+        assert not stats.answered[path]
+        assert set(stats.reasons(path)) == {mmv_kernel.KernelReason.NOT_BUILT}, path
 
 
 def test_the_kernel_refuses_rows_outside_its_bytes() -> None:
@@ -112,3 +117,10 @@ def test_the_kernel_refuses_rows_outside_its_bytes() -> None:
         mmv_kernel._kernel.value_lines(False, values.data[:values.base + 40], values.base, lo, hi, False,
                                        values.positions, values.metric_columns, *values.instance_columns)
     assert struct.calcsize("n") == values.positions.itemsize
+    data, base, lo, hi = next(obj.source for obj in iter_mmv_lines(edge_file(2, 0), "edges")[0]
+                              if isinstance(obj, Block) and obj.kind == "string")
+    with pytest.raises(ValueError):
+        mmv_kernel._kernel.string_lines(False, data[:base + 256 * hi - 1], base, lo, hi)
+    unterminated = data[:base] + b"x" * 256 + data[base + 256:]
+    with pytest.raises(ValueError):
+        mmv_kernel._kernel.string_lines(True, unterminated, base, 0, 1)

@@ -58,5 +58,16 @@ def test_the_check_sees_a_heavy_import() -> None:
     assert "numpy" in _loaded_after("import pcpconform.dump.mmv")
 
 
+def test_dumping_an_mmv_file_loads_no_archive_module() -> None:
+    mmv = CORPUS / "valid" / "mmv-base-v3" / "f.mmv"
+    statement = ("import contextlib, io\nfrom pcpconform.cli import main\n"
+                 "with contextlib.redirect_stdout(io.StringIO()):\n"
+                 f"    main(['dump', {str(mmv)!r}])")
+    code = (f"import sys\n{statement}\n"
+            "print(sorted(m for m in sys.modules if m.startswith('pcpconform.io')), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip() == "[]"
+
+
 def test_dump_knows_the_mmv_magic_without_the_mmv_modules() -> None:
     assert MMV_MAGIC == SCHEMA_MMV_MAGIC

@@ -1,0 +1,162 @@
+"""The metrics section of an MMV dump read once and made by rows of plain fields.
+
+A file at the PMDA's limits has 1023 metrics; made one dict at a time (a parsed entry, its
+name and help slots, the namespace check, ``json``) each cost tens of microseconds. Here the
+section is unpacked in one pass (``struct.iter_unpack``) and its slots read once: the table
+gives the walk what a value line repeats of its metric, and a :class:`Block` of the lines of
+each run of clean metrics, in both formats. A metric with a problem, or whose name or help
+slot has no NUL (or, in version 1, bytes after it), is left to the walk's per-entry
+``metric`` and counted in ``ROW_FALLBACKS``; the two give the same lines
+(tests/property/test_mmv_dump_blocks.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from pcpconform.dump.escape import escape_bytes
+from pcpconform.dump.mmv_blocks import ROW_FALLBACKS, Block
+from pcpconform.dump.mmv_fields import (
+    TYPE_DESCRIPTIONS,
+    TYPE_TOKENS,
+    json_string,
+    layouts,
+    sem_token,
+    unit_fields,
+    units_text,
+)
+from pcpconform.mmv.model import MMV_TYPES, is_singular
+from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, TOC_METRICS
+
+__all__ = ["MetricTable"]
+
+_SEM_TEXT = {1: "counter", 3: "instant", 4: "discrete"}
+
+
+@cache
+def _units_json(word: int) -> str:
+    return ",".join(f'"{k}":{v}' for k, v in unit_fields(word).items())
+
+
+@cache
+def _kind_json(mtype: int, semantics: int, dimension: int) -> str:
+    """The members of a metric line from type to units, shared by metrics alike."""
+    return (f'"type":{mtype},"type_name":"{TYPE_TOKENS.get(mtype, f"type-{mtype}")}",'
+            f'"semantics":{semantics},"sem":"{sem_token(semantics)}",'
+            f'"dimension":"0x{dimension:08x}","units":{{{_units_json(dimension)}}}')
+
+
+@cache
+def _kind_text(mtype: int, semantics: int, padding: int, dimension: int) -> str:
+    """The listing's type and units lines."""
+    return (f"       type={TYPE_DESCRIPTIONS.get(mtype, '?')} (0x{mtype & 0xFFFFFFFF:x}),"
+            f" sem={_SEM_TEXT.get(semantics, '?')} (0x{semantics & 0xFFFFFFFF:x}), pad=0x{padding:x}\n"
+            f"       units={units_text(f'0x{dimension:08x}')}\n")
+
+
+class MetricTable:
+    """A metrics section's entries that lie inside the file, with the texts of their name
+    and help slots as the walk reads them (None: no slot in the file; the flag: no NUL in
+    it, or bytes after the NUL of a version 1 name)."""
+
+    def __init__(self, data: bytes, version: int, base: int, count: int) -> None:
+        layout = layouts(version)[TOC_METRICS]
+        size = layout.struct.size
+        self.version, self.base, self.size = version, base, size
+        make = layout.tuple._make
+        self.entries: list[Any] = [make(row) for row in layout.struct.iter_unpack(
+            data[base:base + size * count])] if count else []
+        slots: dict[int, tuple[bytes | None, bool]] = {0: (None, False)}
+        find = data.find
+        end_of_slots = len(data) - STRING_SIZE
+
+        def slot(offset: int) -> tuple[bytes | None, bool]:
+            known = slots.get(offset)
+            if known is not None:
+                return known
+            if offset < HEADER_SIZE or offset > end_of_slots:
+                text: tuple[bytes | None, bool] = (None, False)
+            else:
+                end = find(b"\0", offset, offset + STRING_SIZE)
+                text = ((data[offset:offset + STRING_SIZE - 1], True) if end < 0
+                        else (data[offset:end], False))
+            slots[offset] = text
+            return text
+
+        self.names: list[tuple[bytes | None, bool]]
+        if version == 1:
+            self.names = []
+            for e in self.entries:
+                text, nul, rest = e.name.partition(b"\0")
+                self.names.append((text, not nul or bool(rest.strip(b"\0"))))
+        else:
+            self.names = [slot(e.name) for e in self.entries]
+        self.short = [slot(e.shorttext) if e.shorttext else (None, False) for e in self.entries]
+        self.long = [slot(e.helptext) if e.helptext else (None, False) for e in self.entries]
+        self.escaped = [None if t is None else escape_bytes(t) for t, _ in self.names]
+        self.pcp_names: list[str | None] = []      # the names the PMDA exports (the walk's)
+
+    def clean(self) -> list[bool]:
+        """The metrics whose lines the rows make: no problem line, no extra member."""
+        return [name is not None and name != b"" and not odd and e.type in MMV_TYPES
+                and (not e.shorttext or (short is not None and not s_odd))
+                and (not e.helptext or (long is not None and not l_odd))
+                for e, (name, odd), (short, s_odd), (long, l_odd)
+                in zip(self.entries, self.names, self.short, self.long)]
+
+    def rows(self, pmid: Callable[[int], str | None],
+             pcp_indom: Callable[[int], str | None],
+             place: Callable[[bytes | None, int, int], bool]) -> Callable[[int, int], Block]:
+        """A maker of the block of the clean metrics lo..hi; ``place`` puts a metric's name
+        into the walk's namespace (in entry order, as the walk's own ``metric`` does)."""
+        clean = self.clean()
+        ROW_FALLBACKS["metrics"] += clean.count(False)
+        indoms: dict[int, str] = {}
+
+        def block(lo: int, hi: int) -> Block:
+            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type)
+                        for n in range(lo, hi)]
+
+            def jsonl() -> list[str]:
+                lines = []
+                for n in range(lo, hi):
+                    e = self.entries[n]
+                    at = self.base + self.size * n
+                    named = (f'"name":{json_string(self.escaped[n])}' if self.version == 1 else
+                             f'"name_offset":{e.name},"name":{json_string(self.escaped[n])}')
+                    if is_singular(e.indom):
+                        indom = "null"
+                    else:
+                        indom = indoms.get(e.indom, "")
+                        if not indom:
+                            indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
+                    short, long = self.short[n][0], self.long[n][0]
+                    lines.append(
+                        f'{{"kind":"metric","index":{n},"offset":{at},{named},"item":{e.item},'
+                        f'{_kind_json(e.type, e.semantics, e.dimension)},"indom":{e.indom},'
+                        f'"padding":{e.padding},"shorttext_offset":{e.shorttext},"shorttext":'
+                        f'{"null" if short is None else json_string(escape_bytes(short))},'
+                        f'"helptext_offset":{e.helptext},"helptext":'
+                        f'{"null" if long is None else json_string(escape_bytes(long))},'
+                        f'"pcp_name":{json_string(self.pcp_names[n])},"pmid":{json_string(pmid(e.item))},'
+                        f'"pcp_indom":{indom},"exported":{"true" if exported[n - lo] else "false"}}}')
+                return ["\n".join(lines)]
+
+            def text() -> list[str]:
+                lines = []
+                for n in range(lo, hi):
+                    e = self.entries[n]
+                    short, long = self.short[n][0], self.long[n][0]
+                    lines.append(
+                        f"  [{e.item}/{self.base + self.size * n}] {self.escaped[n]}\n"
+                        f"{_kind_text(e.type, e.semantics, e.padding, e.dimension)}"
+                        f"{'       (no indom)' if is_singular(e.indom) else f'       indom={e.indom}'}\n"
+                        + ("       (no shorttext)\n" if not e.shorttext else
+                           f"       shorttext={escape_bytes(short) if short is not None else '?'}\n")
+                        + ("       (no helptext)" if not e.helptext else
+                           f"       helptext={escape_bytes(long) if long is not None else '?'}"))
+                return ["\n".join(lines)]
+            return Block("metric", hi - lo, jsonl, text)
+        return block
