@@ -8,6 +8,7 @@ double. Every oracle and decoder that needs one of these takes it from here.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from fractions import Fraction
@@ -124,12 +125,7 @@ def long_double_seconds(sec: int, nsec: int) -> float:
     """``(double)(sec + (long double) nsec / 1e9L)``: how libpcp turns a (seconds,
     nanoseconds) pair or difference into double seconds on x86-64 (__pmTimestampSub,
     pmtimespecToReal): the quotient and the sum in long double, then one rounding to double."""
-    got = _QUOTIENTS.get(nsec)
-    if got is None:
-        if len(_QUOTIENTS) >= 4096:
-            _QUOTIENTS.clear()
-        got = _QUOTIENTS[nsec] = round_ratio(nsec, 1_000_000_000, 64)   # (long double) nsec / 1e9L
-    q, s = got
+    q, s = _nsec_quotient(nsec)
     # sec + that, in long double: num / 2**s rounded to 64 significant bits, ties to even
     # (round_ratio's answer for a power-of-two denominator, by shifts)
     num = (sec << s) + q
@@ -146,5 +142,7 @@ def long_double_seconds(sec: int, nsec: int) -> float:
     return m / (1 << s) if s >= 0 else float(m << -s)     # rounds to nearest, as (double)
 
 
-#: (long double) nsec / 1e9L per nanosecond count seen lately (record times repeat a few)
-_QUOTIENTS: dict[int, tuple[int, int]] = {}
+@functools.lru_cache(maxsize=4096)
+def _nsec_quotient(nsec: int) -> tuple[int, int]:
+    """(long double) nsec / 1e9L as round_ratio gives it (record times repeat a few counts)."""
+    return round_ratio(nsec, 1_000_000_000, 64)

@@ -327,10 +327,13 @@ class ArchiveSet(Archive):
         checked = self.profile == "pcp-7" and self.multi
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()} if checked else {}
         records = m.archive.volume_records()
+
+        def stamp(data: bytes) -> Timestamp:
+            return result_head(data, version)[0] if len(data) >= 20 else Timestamp(0, 0)
+
         if not checked and not convert:          # the common case, without the per-record guards
             for vol, record in records:
-                data = record.data
-                yield base + vol, record, result_head(data, version)[0] if len(data) >= 20 else Timestamp(0, 0)
+                yield base + vol, record, stamp(record.data)
             return
         while True:
             try:
@@ -344,8 +347,7 @@ class ArchiveSet(Archive):
                     raise
                 self.dropped.append((m.name, exc))
                 return
-            stamp = result_head(record.data, version)[0] if len(record.data) >= 20 else Timestamp(0, 0)
-            yield base + vol, v2_result_as_v3(record) if convert else record, stamp
+            yield base + vol, v2_result_as_v3(record) if convert else record, stamp(record.data)
 
     def _forward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
         if self._only is not None:
