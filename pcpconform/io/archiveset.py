@@ -349,7 +349,15 @@ class ArchiveSet(Archive):
                 return
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp(record.data)
 
-    def _forward(self, shift: bool) -> Iterator[tuple[int, RawRecord]]:
+    def records_as_read(self) -> Iterator[tuple[int, RawRecord]]:
+        """Every record a forward INTERP context reads, in order: each member's records,
+        those a replay never delivers (SET-REPLAY-2) included, and each virtual mark at its
+        own time. It is libpcp's bounds, not its reads, that leave those records out."""
+        if self.direction < 0 or self._only is not None:
+            raise ValueError("the records a whole set's forward replay reads")
+        yield from self._forward(shift=False, hidden=True)
+
+    def _forward(self, shift: bool, hidden: bool = False) -> Iterator[tuple[int, RawRecord]]:
         if self._only is not None:
             yield from self._forward_member(self._only, shift)
             return
@@ -365,7 +373,7 @@ class ArchiveSet(Archive):
                 last = None
             for gvol, record, stamp in self._member_records(m):
                 last = stamp
-                if floor is not None and stamp < floor:
+                if floor is not None and stamp < floor and not hidden:
                     continue                # never delivered: earlier than the mark
                 yield gvol, record
             previous = m

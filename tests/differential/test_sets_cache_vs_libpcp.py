@@ -96,3 +96,38 @@ def test_a_discrete_value_outlives_marks_it_never_reads(tmp_path: Path, referee:
     assert all(f["values"][DISCRETE] == [[-1, "f32:80000000"]] for f in theirs)
     assert ours == theirs
     assert rules[5]["values"][DISCRETE] == []       # after the member's mark
+
+
+def test_a_replay_positioned_in_a_member_reads_its_hidden_records(tmp_path: Path, referee: Referee) -> None:
+    """SET-REPLAY-2, -8: the second member's first record lies at the first member's last
+    (a touching seam), so a replay crossing the seam never delivers it; a replay positioned
+    in the second member reads it, and the instant there is interpolated from it."""
+    d = tmp_path / "s"
+    member(d / "m1", T, n=2)
+    member(d / "m2", T + 10, n=3)
+    member(d / "m3", T + 100, n=2)
+    source = SetSource(d)
+    theirs, ours, rules = _replays(referee, source, Timestamp(T + 15), 5 * 10**9, 2, [INSTANT])
+    assert theirs[0]["values"][INSTANT] == [[-1, "f64:3ff8000000000000"]]     # 1.5: m2's first record
+    assert ours == theirs
+    assert rules[0]["values"][INSTANT] == []        # the rules: the virtual mark is the prior event
+
+
+def test_a_mark_at_the_fetch_time_above_a_discrete_32_bit_value(tmp_path: Path, referee: Referee) -> None:
+    """INTERP-CACHE-7 over a set: after the switch to the second member the context no longer
+    reads the first member's own mark, which stays the upper bound of a DISCRETE 32-bit
+    instance; at a fetch exactly at that mark libpcp returns the word the bound holds (0)."""
+    d = tmp_path / "s"
+    metrics = [{"name": "t.discrete", "pmid": "60.0.3", "type": "32", "sem": "discrete"},
+               {"name": "t.counter", "pmid": "60.0.1", "type": "u64", "sem": "counter"}]
+    for name, samples in (("m1", [{"time": T, "values": {"t.discrete": 0}}, {"mark": True}]),
+                          ("m2", [{"time": T + 0.002, "values": {"t.discrete": 0}}, {"mark": True},
+                                  {"time": T + 0.004, "values": {"t.counter": 0}}])):
+        doc = {"archive": {"version": 3, "hostname": "h1", "timezone": "UTC"}, "metrics": metrics,
+               "samples": samples}
+        generate_archive(parse_fixture(doc), d / name)
+    start = Timestamp.from_nsec(T * 10**9 + 100_000)
+    theirs, ours, rules = _replays(referee, SetSource(d), start, 300_000, 5, [DISCRETE])
+    assert theirs[3]["values"][DISCRETE] == [[-1, 0]]         # at the mark's own time, 1 ms
+    assert ours == theirs
+    assert rules[3]["values"][DISCRETE] == []

@@ -68,8 +68,6 @@ def test_random_sets_read_and_replay_as_libpcp(tmp_path_factory: pytest.TempPath
     # INTERP-EOL-2: libpcp's end-of-log edges within 1 ms of the ends are not modelled
     if any(lo - 2_000_000 <= t < lo or hi < t <= hi + 2_000_000 for t in times):
         return
-    if delta > 0 and _starts_among_hidden_records(s, start):
-        return                  # SET-REPLAY-2: a replay positioned past the seam is not modelled
     try:
         expected = kit_interp(source, referee.set_profile, referee.interp_rules, start, delta, count, pmids,
                               tuple(DEVIATIONS))
@@ -83,17 +81,6 @@ def test_random_sets_read_and_replay_as_libpcp(tmp_path_factory: pytest.TempPath
     first = next((k for k, f in enumerate(got.fetches) if f != expected[k]), None)
     assert first is None, (f"{plan.describe()}; from {start} every {delta} ns, {count} fetches: fetch {first} "
                            f"libpcp {got.fetches[first]} ours {expected[first]}")
-
-
-def _starts_among_hidden_records(s: ArchiveSet, start: Timestamp) -> bool:
-    """Whether libpcp positions a forward replay from ``start`` (SET-REPLAY-6) in a member
-    with records before the virtual mark ahead of it: libpcp then delivers them."""
-    rel = s.start.total_nsec()
-    k = s.positioned_member((start.total_nsec() - rel) / 1e9, lambda t: (t.total_nsec() - rel) / 1e9)
-    if k == 0:
-        return False
-    mark = s.seams()[k - 1].forward_mark
-    return any(stamp < mark for _, _, stamp in s._member_records(s.members[k])) if mark is not None else False
 
 
 def test_refusals_name_libpcps_error(tmp_path: Path, referee: Referee) -> None:

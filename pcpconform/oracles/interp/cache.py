@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pcpconform.format.cnum import NUMERIC_TYPES
-from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, Timestamp
+from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.model import CALIPER, EDGE, NoValue, counter_value, timestamp_sub
 
@@ -131,11 +131,13 @@ class _Inst:
 class _Metric:
     """One pmidcntl_t."""
 
-    __slots__ = ("desc", "insts", "last_numval", "numval", "order", "pmid")
+    __slots__ = ("desc", "insitu", "insts", "last_numval", "numval", "order", "pmid")
 
     def __init__(self, pmid: int, desc: Any) -> None:
         self.pmid = pmid
         self.desc = desc
+        # 32-bit values live in the bound itself (PM_VAL_INSITU): a mark leaves them there
+        self.insitu = desc.type in (PmType.I32, PmType.U32)
         self.insts: dict[int, _Inst] = {}
         self.order: list[_Inst] = []
         self.last_numval = -1
@@ -330,7 +332,9 @@ class Context:
         seen = False
         for icp in self.want:
             if t_this <= t_req and (t_this >= icp.prior_t or icp.prior_t > t_req):
-                icp.prior_t, icp.prior_s, icp.prior_v = t_this, _MARK, None
+                icp.prior_t, icp.prior_s = t_this, _MARK
+                if not icp.metric.insitu:
+                    icp.prior_v = None
                 if do_mark == _BACK:
                     if icp.search and searching is not None:
                         icp.search = False
@@ -339,7 +343,9 @@ class Context:
                 else:
                     seen = True
             if t_this >= t_req and (t_this <= icp.next_t or icp.next_t < 0 or icp.next_t < t_req):
-                icp.next_t, icp.next_s, icp.next_v = t_this, _MARK, None
+                icp.next_t, icp.next_s = t_this, _MARK
+                if not icp.metric.insitu:
+                    icp.next_v = None
                 if do_mark == _FORW:
                     if icp.search and searching is not None:
                         icp.search = False
@@ -550,7 +556,12 @@ class Context:
         if icp.prior_t == t_req:
             return icp.prior_v
         if icp.next_t == t_req:
-            return icp.next_v if icp.next_v is not None else NoValue("mark")
+            if icp.next_s & _MARK:
+                # a DISCRETE instance bounded above by a mark at the fetch time: libpcp
+                # returns what the bound holds, a 32-bit word the mark left (0 at first)
+                # (INTERP-CACHE-7)
+                return (icp.next_v or 0) if icp.metric.insitu else NoValue("mark")
+            return icp.next_v
         p, n = icp.prior_v, icp.next_v
         if sem == PmSem.COUNTER:
             return counter_value(ptype, p, n, t_req - icp.prior_t, icp.next_t - icp.prior_t)

@@ -4,12 +4,13 @@ replay's samples."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
+from pcpconform.io.reader import RawRecord
 from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.cache import Archived, Context, Rec, calipers
 from pcpconform.oracles.interp.model import NoValue, Sample, timestamp_sub
@@ -40,6 +41,11 @@ class CachedFetches:
         self.is_set = isinstance(replay.archive, ArchiveSet)
         context: type[Context] = Context
         if isinstance(replay.archive, ArchiveSet):     # an archive set's context (SET-REPLAY-8)
+            if replay.archive.direction > 0:
+                # libpcp reads the records a forward replay never delivers (SET-REPLAY-9)
+                types = {p: d.type for p, d in replay.archive.metadata.descs.items()}
+                archived = read_archived(replay.archive, WantedDecoder(replay.archive.version, types, self.fetched),
+                                         list(replay.archive.records_as_read()))
             archived, context = SetArchived(archived, replay, replay.archive), SetContext
         lifetimes = {p: calipers([(replay.rel(r.timestamp), r.instances)
                                   for r in replay.archive.indom_history(replay.descs[p].indom)],
@@ -84,12 +90,14 @@ class CachedFetches:
         return sample
 
 
-def read_archived(archive: Archive, decoder: WantedDecoder) -> Archived:
-    """Every record of ``archive`` in file order with the value sets ``decoder`` wants
-    (decoded again: for archives whose records cannot be placed from a replay's series)."""
+def read_archived(archive: Archive, decoder: WantedDecoder,
+                  raws: Iterable[tuple[int, RawRecord]] | None = None) -> Archived:
+    """Every record of ``archive`` in file order (or ``raws``) with the value sets
+    ``decoder`` wants (decoded again: for archives whose records cannot be placed from a
+    replay's series)."""
     start = archive.start
     records: list[Rec] = []
-    for _, raw in archive.volume_records():
+    for _, raw in archive.volume_records() if raws is None else raws:
         stamp, mark, vsets = decoder(raw)
         records.append((timestamp_sub(stamp, start), mark,
                         tuple((vs.pmid, tuple(vs.columns[0]), vs.columns[1]) for vs in vsets)))

@@ -19,6 +19,7 @@ The end of log is the set's (SET-EOL-1), decided by the caller.
 
 from __future__ import annotations
 
+import bisect
 from typing import TYPE_CHECKING, Any
 
 from pcpconform.format.pmtypes import Timestamp
@@ -44,16 +45,30 @@ class SetArchived(Archived):
         self._replay = replay
         self._set = archive
         rel = replay.rel
+        forward = archive.direction > 0
+        raws = archive.records_as_read() if forward else archive.volume_records()
         #: per position of a seam's virtual mark (a forward replay's: offset -1), the time
         #: of the mark a backward read makes there, 1 ms before the next member's start
         self.virtual: dict[int, float] = {}
-        vols = set()
-        for n, (vol, raw) in enumerate(archive.volume_records()):
-            vols.add(vol)
+        offsets: dict[int, list[int]] = {}
+        first_of: dict[int, int] = {}
+        for n, (vol, raw) in enumerate(raws):
+            if vol not in offsets:
+                offsets[vol], first_of[vol] = [], n
+            offsets[vol].append(raw.offset)
             if raw.offset == -1:
                 self.virtual[n] = rel(backward_mark_time(archive.members[vol // VOL_STRIDE].start))
-        # the member of each entry index_positions keeps (those of volumes with records)
-        self._members = [e.member for e in archive.index_entries() if e.vol in vols]
+        # every member's index entries (forwards, those of the records never delivered too:
+        # libpcp positions among them), as record positions, with their members
+        entries = ([(m.position * VOL_STRIDE + e.vol, e.timestamp, e.off_data, m.position)
+                    for m in archive.members for e in m.archive.index_entries()] if forward else
+                   [(e.vol, e.timestamp, e.off_data, e.member) for e in archive.index_entries()])
+        self._index = []
+        self._members: list[int] = []
+        for vol, stamp, off_data, k in entries:
+            if vol in offsets:
+                self._index.append((stamp, first_of[vol] + bisect.bisect_left(offsets[vol], off_data)))
+                self._members.append(k)
 
     def positioning_index(self, origin: Timestamp, direction: int) -> list[tuple[Timestamp, int]]:
         rel = self._replay.rel
