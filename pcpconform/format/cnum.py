@@ -124,6 +124,27 @@ def long_double_seconds(sec: int, nsec: int) -> float:
     """``(double)(sec + (long double) nsec / 1e9L)``: how libpcp turns a (seconds,
     nanoseconds) pair or difference into double seconds on x86-64 (__pmTimestampSub,
     pmtimespecToReal): the quotient and the sum in long double, then one rounding to double."""
-    q, s = round_ratio(nsec, 1_000_000_000, 64)        # (long double) nsec / 1e9L
-    m, s2 = round_ratio((sec << s) + q, 1 << s, 64)    # sec + that, in long double
-    return m / (1 << s2)                     # int / int rounds to nearest, as (double)
+    got = _QUOTIENTS.get(nsec)
+    if got is None:
+        if len(_QUOTIENTS) >= 4096:
+            _QUOTIENTS.clear()
+        got = _QUOTIENTS[nsec] = round_ratio(nsec, 1_000_000_000, 64)   # (long double) nsec / 1e9L
+    q, s = got
+    # sec + that, in long double: num / 2**s rounded to 64 significant bits, ties to even
+    # (round_ratio's answer for a power-of-two denominator, by shifts)
+    num = (sec << s) + q
+    mag = -num if num < 0 else num
+    k = mag.bit_length() - 64
+    if k > 0:
+        low = mag & ((1 << k) - 1)
+        mag >>= k
+        half = 1 << (k - 1)
+        if low > half or (low == half and mag & 1):
+            mag += 1
+        s -= k
+    m = -mag if num < 0 else mag
+    return m / (1 << s) if s >= 0 else float(m << -s)     # rounds to nearest, as (double)
+
+
+#: (long double) nsec / 1e9L per nanosecond count seen lately (record times repeat a few)
+_QUOTIENTS: dict[int, tuple[int, int]] = {}

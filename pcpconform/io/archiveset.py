@@ -327,6 +327,11 @@ class ArchiveSet(Archive):
         checked = self.profile == "pcp-7" and self.multi
         types = {pmid: d.type for pmid, d in self.metadata.descs.items()} if checked else {}
         records = m.archive.volume_records()
+        if not checked and not convert:          # the common case, without the per-record guards
+            for vol, record in records:
+                data = record.data
+                yield base + vol, record, result_head(data, version)[0] if len(data) >= 20 else Timestamp(0, 0)
+            return
         while True:
             try:
                 vol, record = next(records)

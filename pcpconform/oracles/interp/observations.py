@@ -11,7 +11,7 @@ marks, the archive's end and per (metric, instance) its observations in record o
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
@@ -204,12 +204,15 @@ class Observations:
                     end, last = t, stamp
                 if mark:
                     marks.append(t)
+            every = array("d", times)       # extends a series' times by a copy of memory
             for pmid, (at, insts, positions, columns) in metrics.items():
                 run = runs.pop(pmid, None)
                 if run is not None:             # what came before goes in first
                     flush(pmid, run, found, sharing)
+                # positions are distinct and sorted: as many as the records means every one
                 self._append(pmid, insts, seq + starts[at[0]] + at[1],
-                             [times[p] for p in positions], columns, found, sharing)
+                             every if len(positions) == len(times) else [times[p] for p in positions],
+                             columns, found, sharing)
             seq += starts[-1]
         for pmid, run in runs.items():
             flush(pmid, run, found, sharing)
@@ -249,7 +252,7 @@ class Observations:
                 series.times = array("d", series.times)
             del sharing[pmid]
 
-    def _append(self, pmid: int, insts: tuple[int, ...], order: int, times: list[float],
+    def _append(self, pmid: int, insts: tuple[int, ...], order: int, times: Sequence[float],
                 columns: Any, found: dict[tuple[int, int], tuple[tuple[int, int], Series]],
                 sharing: dict[int, tuple[tuple[int, ...], array[float]]]) -> None:
         """Append records' values (``columns``: per instance, a tuple of Python values, or a
