@@ -3,7 +3,7 @@
 ``expand_inputs`` accepts base names, any file of an archive (compressed or not), MMV files
 and directories (searched recursively, by content: ``pcpconform.check.inputs``).
 ``run_checks`` runs the checker on every archive, in this process, in a pool of worker
-processes or on a Dask cluster (``pcpconform.check.distributed``), and returns the reports in
+processes or on a Dask cluster (``pcpconform.cluster``), and returns the reports in
 input order: the same reports however they were run.
 
 The checker never raises for bad input; an exception out of it, or a worker process that
@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pcpconform.check.diagnostics import Report
-from pcpconform.check.distributed import Cluster, WorkerDied, worker_problem
 from pcpconform.check.inputs import component_files, expand
 from pcpconform.check.mmv.magic import is_mmv_file
+from pcpconform.cluster import Cluster, WorkerDied, worker_problem
 from pcpconform.io.setform import is_set_source
 from pcpconform.version import __version__
 
@@ -222,7 +222,7 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
     the real checker (tests); with ``jobs`` > 1 it must be a module-level function.
     ``on_report`` receives each report as soon as it and every one before it are done (so
     output streams in input order, also with several jobs). ``dask`` is the address of a Dask
-    scheduler (or a connected :class:`~pcpconform.check.distributed.Cluster`) to run the
+    scheduler (or a connected :class:`~pcpconform.cluster.Cluster`) to run the
     checks on instead (``jobs`` is then the cluster's business); UsageError when it cannot
     be reached.
     """

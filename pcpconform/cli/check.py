@@ -10,7 +10,6 @@ from pathlib import Path
 
 from pcpconform.check import output
 from pcpconform.check.diagnostics import Report
-from pcpconform.check.distributed import Cluster
 from pcpconform.check.inputs import expand
 from pcpconform.check.runner import (
     CheckResults,
@@ -22,6 +21,7 @@ from pcpconform.check.runner import (
 from pcpconform.cli import watch
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
+from pcpconform.cluster import Cluster
 
 __all__ = ["add_arguments", "run"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pcpconform.check.distributed import Cluster
+from pcpconform.cluster import Cluster
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra, require
 

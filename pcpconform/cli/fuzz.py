@@ -12,10 +12,12 @@ Exit status: 0 no findings, 1 findings (listed), 2 the campaign could not be run
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
 
+from pcpconform.cli.cluster import dask_cluster
 from pcpconform.errors import UsageError
 
 __all__ = ["add_arguments", "run"]
@@ -100,11 +102,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give --runs N or --time DURATION (or both)")
     if args.impl and args.chroot:
         raise UsageError("--chroot applies to --target commands")
-    if args.dask:
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise UsageError("--dask needs the 'dask' extra (pip install 'pcpconform[dask]')") from None
+    # checked before the target: a missing extra or a bad address is a usage error
+    cluster = dask_cluster(args.dask, "fuzz") if args.dask is not None else None
     target = (target_from_impl(args.impl, timeout=args.timeout, memory_mb=args.memory) if args.impl else
               target_from_template(args.target, timeout=args.timeout, memory_mb=args.memory, chroot=args.chroot))
     findings = Path(args.findings)
@@ -113,9 +112,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"--findings {findings}: {exc.strerror}") from None
     status = sys.stderr if sys.stderr.isatty() and args.format == "text" else None
-    summary = run_campaign(Options(target, findings, seed=args.seed, runs=args.runs, seconds=args.time,
-                                   jobs=args.jobs, differential=args.differential, dask=args.dask,
-                                   shrink_runs=args.shrink_runs, status=status))
+    with contextlib.ExitStack() as stack:
+        connected = stack.enter_context(cluster) if cluster is not None else None
+        summary = run_campaign(Options(target, findings, seed=args.seed, runs=args.runs, seconds=args.time,
+                                       jobs=args.jobs, differential=args.differential, dask=connected,
+                                       shrink_runs=args.shrink_runs, status=status))
     if args.format == "json":
         print(json.dumps(summary.as_json(), indent=1))
     else:

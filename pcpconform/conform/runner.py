@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pcpconform.check.distributed import Cluster, worker_problem
+from pcpconform.cluster import Cluster, worker_problem
 from pcpconform.conform.isolation import WORK_DIR, input_digests, isolation_problem, stat_tree
 from pcpconform.conform.manifest import Case, ManifestError, load_corpus
 from pcpconform.conform.persistent import Reply, Session

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pcpconform.cluster import Cluster, WorkerDied
+from pcpconform.errors import UsageError
 from pcpconform.fuzz.engine import Entry, input_kind, job_files, mutate, seeds_for
 from pcpconform.fuzz.findings import (
     FINDING_FILE,
@@ -46,7 +48,7 @@ class Options:
     seconds: float | None = None
     jobs: int = 1
     differential: bool = False
-    dask: str | None = None
+    dask: str | Cluster | None = None
     shrink_runs: int = 300
     status: TextIO | None = None
 
@@ -138,12 +140,11 @@ class Campaign:
 
     # -- running -------------------------------------------------------------------------
     def _mapper(self) -> tuple[Callable[[list[Job]], Iterator[Observation]], Callable[[], None]]:
-        if self.o.dask:
-            from distributed import Client
-
-            client = Client(self.o.dask)  # type: ignore[no-untyped-call]
-            return (lambda jobs: iter(client.gather(client.map(observe, jobs, pure=False))),  # type: ignore[no-untyped-call]
-                    client.close)
+        if self.o.dask is not None:
+            owned = not isinstance(self.o.dask, Cluster)
+            cluster = Cluster(self.o.dask).__enter__() if isinstance(self.o.dask, str) else self.o.dask
+            return ((lambda jobs: _on_cluster(cluster, jobs)),
+                    (lambda: cluster.__exit__(None, None, None)) if owned else (lambda: None))
         if self.o.jobs > 1:
             pool = ProcessPoolExecutor(max_workers=self.o.jobs)
             return (lambda jobs: pool.map(observe, jobs), lambda: pool.shutdown(cancel_futures=True))
@@ -270,3 +271,15 @@ class Campaign:
 
 def run_campaign(options: Options) -> Summary:
     return Campaign(options).run()
+
+
+def _on_cluster(cluster: Cluster, jobs: list[Job]) -> Iterator[Observation]:
+    """The jobs' observations in job order; a worker that died is not an observation of the
+    target (the mutant runs in a child process the worker supervises), so it ends the
+    campaign as work that could not be carried out."""
+    out: list[Observation | None] = [None] * len(jobs)
+    for i, outcome in cluster.completed(observe, [(job,) for job in jobs]):
+        if isinstance(outcome, WorkerDied):
+            raise UsageError(f"--dask {cluster.address}: a worker died running a mutant: {outcome.reason}")
+        out[i] = outcome
+    return iter(o for o in out if o is not None)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check import distributed as check_distributed
+from pcpconform import cluster as cluster_module
 from pcpconform.check.diagnostics import Report
-from pcpconform.check.distributed import worker_problem
 from pcpconform.check.runner import default_check, run_checks
 from pcpconform.cli import main
+from pcpconform.cluster import worker_problem
 from pcpconform.errors import UsageError
 from pcpconform.version import __version__
 
@@ -106,7 +106,7 @@ def test_what_a_worker_must_share() -> None:
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", " "])
 def test_a_bad_address_is_one_line_and_status_2(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                                 tree: Path, address: str) -> None:
-    monkeypatch.setattr(check_distributed, "CONNECT_TIMEOUT", 0.5)     # nothing listens there
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", 0.5)     # nothing listens there
     status, out, err = _run(capsys, "-q", "--dask", address, str(tree))
     assert (status, out) == (2, "")
     assert len(err.splitlines()) == 1 and err.startswith("pcpconform check: --dask")

@@ -154,3 +154,17 @@ def test_mutating_what_is_left_of_an_archive_never_raises(files: dict[str, bytes
     for k in range(20):
         mutated, notes = mutate_archive(files, random.Random(k), [])
         assert notes and mutated != files
+
+
+def test_a_scheduler_nobody_runs_is_status_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """fuzz --dask goes through the same Cluster as check and conform: an address where no
+    scheduler answers is one line and exit 2, not a Client's traceback."""
+    pytest.importorskip("distributed")
+    from pcpconform import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 0.5)
+    assert main(["fuzz", "--target", "cat {archive}.meta", "--runs", "2", "--dask", "tcp://127.0.0.1:1",
+                 "--findings", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("pcpconform fuzz: --dask tcp://127.0.0.1:1: ")

@@ -24,6 +24,7 @@ RANKS = {
     "pcpconform.errors": 0,
     "pcpconform.version": 0,
     "pcpconform.fastpath": 0,
+    "pcpconform.cluster": 0,
     "pcpconform.format": 1,
     "pcpconform.io": 2,
     "pcpconform.mmv": 2,
