@@ -6,18 +6,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from types import SimpleNamespace
-from typing import Any, TextIO, cast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
 
 from pcpconform.cli.output import opened_output
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
-from pcpconform.format.pmtypes import PM_IN_NULL, PmID
-from pcpconform.io.archive import Archive
+from pcpconform.format.pmtypes import PM_IN_NULL
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.derive.bind import Bound
 from pcpconform.oracles.derive.config import Registry, load_path, read_config
+from pcpconform.oracles.derive.document import derive_document_json
 from pcpconform.oracles.derive.evaluate import (
     DEVIATIONS,
     EMULATABLE,
@@ -34,7 +35,7 @@ from pcpconform.oracles.interp.installed import chosen_rules, other_rules_note
 from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
 from pcpconform.oracles.interp.replay import NoValue, Sample
-from pcpconform.oracles.interp.report import samples_json, write_csv, write_text
+from pcpconform.oracles.interp.report import ReportSource, write_csv, write_text
 from pcpconform.oracles.interp.schedule import extent_note, instance_filter, interval_and_seek, plan
 
 __all__ = ["add_arguments", "run"]
@@ -141,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     note = extent_note(archive.start, ev.replay.first_record)
     if note:
         print(f"pcpconform derive: warning: {note}", file=sys.stderr)
-    view = _report_source(ev)
+    view = DerivedView(ev)
     keep = _instance_filter(view, ev, bounds, args.instances)
     derived_samples = ev.schedule(start, interval, count)
     with gc_paused():               # rows of acyclic dicts: nothing to collect
@@ -168,7 +169,7 @@ def _emulated(args: argparse.Namespace) -> set[str]:
     return emulate
 
 
-def _instance_filter(view: Archive, ev: Evaluator, bounds: list[Bound],
+def _instance_filter(view: ReportSource, ev: Evaluator, bounds: list[Bound],
                      instances: list[str] | None) -> dict[int, set[int]] | None:
     """--instances (DERIVE-CLI-5): per derived pmID the instance ids to show."""
     if not instances:
@@ -195,7 +196,7 @@ def _no_value_reason(ds: Any, name: str) -> str:
     return "none returned" if not ds.values.get(name) else "instance not returned"
 
 
-def _samples(ev: Evaluator, view: Archive, bounds: list[Bound], derived_samples: list[Any],
+def _samples(ev: Evaluator, view: ReportSource, bounds: list[Bound], derived_samples: list[Any],
              keep: dict[int, set[int]] | None) -> list[Any]:
     """The derived fetches as interp Samples, every instance of each metric in every
     fetch: an instance without a value says why (DERIVE-CLI-6)."""
@@ -240,7 +241,7 @@ def _first(pair: tuple[Any, Any]) -> Any:
     return pair[0]
 
 
-def _plot(ev: Evaluator, view: Archive, samples: list[Any], args: argparse.Namespace,
+def _plot(ev: Evaluator, view: ReportSource, samples: list[Any], args: argparse.Namespace,
           rules: str) -> None:
     """--plot (DERIVE-CLI-5): the derived values per metric-instance, with the operands'
     marks; derived metrics have no observations of their own."""
@@ -249,22 +250,26 @@ def _plot(ev: Evaluator, view: Archive, samples: list[Any], args: argparse.Names
     except MissingExtra as exc:
         raise UsageError(f"--plot: {exc}") from None
     descs = {int(ev.pmids[b.name]): view.desc(int(ev.pmids[b.name])) for b in ev.bound}
-    source = SimpleNamespace(descs=descs, series={}, marks=ev.replay.marks, rel=ev.replay.rel,
-                             archive=view, rules=rules,
-                             instances={p: sorted({i for s in samples for i in s.values.get(p, {})})
-                                        for p in descs})
-    plot_replay(cast(Any, source), samples, args.plot, title=f"{args.archive} ({rules})",
-                names=view.metric_name)
+    source = _DerivedPlot(descs, {}, {p: sorted({i for s in samples for i in s.values.get(p, {})}) for p in descs},
+                          ev.replay.marks, rules, view, ev.replay.rel)
+    plot_replay(source, samples, args.plot, title=f"{args.archive} ({rules})", names=view.metric_name)
 
 
-def _report_source(ev: Evaluator) -> Archive:
-    """The derived metrics as the interp report functions read an archive: DerivedView
-    provides the Archive methods they call (desc, metric_name, instances, indom_history)
-    without being an Archive, so the static type is asserted here, in one place."""
-    return cast(Archive, DerivedView(ev))
+@dataclass(frozen=True)
+class _DerivedPlot:
+    """The derived metrics as a figure reads a replay (``PlotSource``): no observations of
+    their own, the operands' marks and time origin."""
+
+    descs: dict[int, Any]
+    series: dict[tuple[int, int], Any]
+    instances: dict[int, list[int]]
+    marks: list[float]
+    rules: str
+    archive: ReportSource
+    rel: Callable[[Any], float]
 
 
-def _write(ev: Evaluator, view: Archive, bounds: list[Bound], samples: list[Any],
+def _write(ev: Evaluator, view: ReportSource, bounds: list[Bound], samples: list[Any],
            derived_samples: list[Any], args: argparse.Namespace, out: TextIO, emulate: list[str],
            rules: str, how: str) -> None:
     if args.format == "text":
@@ -273,16 +278,7 @@ def _write(ev: Evaluator, view: Archive, bounds: list[Bound], samples: list[Any]
     if args.format == "csv":
         write_csv(view, samples, out)
         return
-    doc = samples_json(view, samples, rules, emulate=tuple(emulate), rules_from=how)
-    doc["kind"] = "derive"
-    doc["derived"] = [{
-        "name": b.name, "pmid": str(PmID(int(ev.pmids[b.name]))), "masked": b.masked,
-        "type": int(b.desc.type), "sem": int(b.desc.sem), "indom": str(b.desc.indom),
-        "units": b.desc.units_str} for b in bounds]
-    for entry, ds in zip(doc["samples"], derived_samples):
-        for m in entry["metrics"]:
-            hits = ds.deviations.get(m["name"])
-            if hits:
-                m["deviations"] = sorted(hits)
+    doc = derive_document_json(ev, bounds, samples, derived_samples, rules, emulate=tuple(emulate),
+                               rules_from=how)
     json.dump(doc, out, indent=1)
     out.write("\n")

@@ -6,13 +6,12 @@ import argparse
 import itertools
 import sys
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
 from pcpconform.cli.output import opened_output
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
-from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.interp.builtin import MetricSource
 from pcpconform.oracles.interp.installed import chosen_rules, interp_rules_for, other_rules_note
@@ -143,14 +142,13 @@ def _run(args: argparse.Namespace) -> int:
         shown = rates if rates is not None else samples
     else:                               # a piece of the schedule at a time
         shown = itertools.chain.from_iterable(replay.schedule_chunks(start, interval, count))
-    view = cast(Archive, source)        # MetricSource reads as an Archive to the report
     with opened_output(args.output) as out:
         if args.format == "json":
-            write_json(view, shown, rules, out, rate=args.rate, emulate=emulate, rules_from=how)
+            write_json(source, shown, rules, out, rate=args.rate, emulate=emulate, rules_from=how)
         elif args.format == "csv":
-            write_csv(view, shown, out, rate=args.rate)
+            write_csv(source, shown, out, rate=args.rate)
         else:
-            write_text(view, shown, out, rate=args.rate, header=f"# rules {rules} ({how})")
+            write_text(source, shown, out, rate=args.rate, header=f"# rules {rules} ({how})")
     if replay.singular_quirks != known_quirks:     # a window finds them as it reads
         for line in singular_warnings(replay, source):
             print(f"pcpconform interp: warning: {line}", file=sys.stderr)

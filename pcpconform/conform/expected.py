@@ -15,16 +15,16 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import open_source
 from pcpconform.oracles.derive.bind import Bound
 from pcpconform.oracles.derive.config import Registry, read_config
+from pcpconform.oracles.derive.document import derive_document_json
 from pcpconform.oracles.derive.evaluate import (
     EMULATABLE,
-    DerivedView,
     Evaluator,
     Unpredictable,
 )
@@ -178,18 +178,7 @@ def derive_document(archive: Archive, config: bytes, fname: str, schedule: Sched
                 if isinstance(v, Unpredictable):
                     insts[inst] = NoValue("unpredictable (libpcp reads uninitialised memory)")
         samples.append(s)
-    view = cast(Archive, DerivedView(ev))   # provides the Archive methods samples_json calls
-    doc = samples_json(view, samples, profile, emulate=tuple(sorted(wanted)))
-    doc["kind"] = "derive"
-    doc["derived"] = [{
-        "name": b.name, "pmid": str(PmID(ev.pmids[b.name])), "masked": b.masked,
-        "type": int(b.desc.type), "sem": int(b.desc.sem), "indom": str(b.desc.indom),
-        "units": b.desc.units_str} for b in bound.bounds]
-    for entry, ds in zip(doc["samples"], derived):
-        for m in entry["metrics"]:
-            hits = ds.deviations.get(m["name"])
-            if hits:
-                m["deviations"] = sorted(hits)
+    doc = derive_document_json(ev, bound.bounds, samples, derived, profile, emulate=tuple(sorted(wanted)))
     return doc, bound.diagnostics
 
 

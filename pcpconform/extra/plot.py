@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pcpconform.extra import require
 from pcpconform.format.cnum import NUMERIC_TYPES
@@ -41,12 +41,35 @@ from pcpconform.oracles.interp.replay import NoValue, Sample
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
-
-    from pcpconform.oracles.interp.replay import Replay
 else:  # without matplotlib, say which extra provides it
     Figure = require("matplotlib.figure", "plot", "pcpconform.extra.plot").Figure
 
-__all__ = ["MAX_PANELS", "Panel", "panels", "build_figure", "plot_replay"]
+__all__ = ["MAX_PANELS", "PlotSource", "Panel", "panels", "build_figure", "plot_replay"]
+
+
+class PlotSource(Protocol):
+    """What a figure reads of its source: a :class:`~pcpconform.oracles.interp.replay.Replay`,
+    or the derive command's derived metrics over their operands' replay."""
+
+    @property
+    def descs(self) -> Mapping[int, Any]: ...
+
+    @property
+    def series(self) -> Mapping[tuple[int, int], Any]: ...
+
+    @property
+    def instances(self) -> Mapping[int, Sequence[int]]: ...
+
+    @property
+    def marks(self) -> Sequence[float]: ...
+
+    @property
+    def rules(self) -> str: ...
+
+    @property
+    def archive(self) -> Any: ...
+
+    def rel(self, t: Any) -> float: ...
 
 MAX_PANELS = 24
 _EOL = "end of log"
@@ -137,7 +160,7 @@ def _metric_label(replay: Any, pmid: int, desc: Any, names: Callable[[int], str]
     return f"{name} ({ptype} {sem})"
 
 
-def panels(replay: Replay, samples: Sequence[Sample], *, rates: Sequence[Sample] | None = None,
+def panels(replay: PlotSource, samples: Sequence[Sample], *, rates: Sequence[Sample] | None = None,
            names: Callable[[int], str] | None = None) -> list[Panel]:
     """Every (metric, instance) with an observation in the replay or a value in the
     samples, in the replay's metric order, then instance order: the panels to draw.
@@ -287,7 +310,7 @@ def _draw_panel(ax: Any, panel: Panel, rules: str) -> None:
     ax.tick_params(labelsize="x-small")
 
 
-def build_figure(replay: Replay, samples: Sequence[Sample], *, title: str | None = None,
+def build_figure(replay: PlotSource, samples: Sequence[Sample], *, title: str | None = None,
                  max_panels: int = MAX_PANELS, rates: Sequence[Sample] | None = None,
                  names: Callable[[int], str] | None = None) -> Figure:
     """The figure ``plot_replay`` saves (not attached to any screen)."""
@@ -341,7 +364,7 @@ def _figure_legend(fig: Any, axes: Any, height: float) -> None:
                    bbox_to_anchor=(0.5, 1 - 0.5 / height), fontsize="x-small", frameon=False)
 
 
-def plot_replay(replay: Replay, samples: Sequence[Sample], path: str | PathLike[str], *,
+def plot_replay(replay: PlotSource, samples: Sequence[Sample], path: str | PathLike[str], *,
                 title: str | None = None, max_panels: int = MAX_PANELS,
                 rates: Sequence[Sample] | None = None,
                 names: Callable[[int], str] | None = None) -> None:

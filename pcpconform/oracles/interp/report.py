@@ -9,15 +9,27 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from pcpconform.dump.jsonl import typed_value
 from pcpconform.dump.text import value_text, when_text
 from pcpconform.format.pmtypes import PmID, PmSem, PmType
-from pcpconform.io.archive import Archive
 from pcpconform.oracles.interp.model import NoValue, Sample
 
-__all__ = ["samples_json", "write_json", "write_text", "write_csv"]
+
+class ReportSource(Protocol):
+    """What the report functions read of their source: an ``Archive`` or an archive
+    set, or the derive oracle's ``DerivedView`` (its derived metrics by pmID)."""
+
+    def desc(self, pmid: int) -> Any: ...
+
+    def metric_name(self, pmid: int) -> str: ...
+
+    def instances(self, indom: Any, at: Any = None) -> dict[int, str]: ...
+
+    def indom_history(self, indom: Any) -> list[Any]: ...
+
+__all__ = ["ReportSource", "samples_json", "write_json", "write_text", "write_csv"]
 
 FORMAT = {"kind": "interp", "format": "pcpconform-interp", "format_version": 1}
 
@@ -34,7 +46,7 @@ class _Rows:
     (names as ``Archive.instances`` gives them at the sample's time, else every name the
     domain ever had)."""
 
-    def __init__(self, archive: Archive, rate: bool) -> None:
+    def __init__(self, archive: ReportSource, rate: bool) -> None:
         self.archive = archive
         self.rate = rate
         self.metrics: dict[int, tuple[str, Any, int, str]] = {}
@@ -123,7 +135,7 @@ def _document(rules: str, rate: bool, emulate: tuple[str, ...],
     return head, tail
 
 
-def samples_json(archive: Archive, samples: Iterable[Sample], rules: str, *,
+def samples_json(archive: ReportSource, samples: Iterable[Sample], rules: str, *,
                  rate: bool = False, emulate: tuple[str, ...] = (),
                  rules_from: str | None = None) -> dict[str, Any]:
     head, tail = _document(rules, rate, emulate, rules_from)
@@ -136,7 +148,7 @@ def _indented(value: Any, depth: int) -> str:
     return json.dumps(value, indent=1).replace("\n", "\n" + " " * depth)
 
 
-def write_json(archive: Archive, samples: Iterable[Sample], rules: str, out: TextIO, *,
+def write_json(archive: ReportSource, samples: Iterable[Sample], rules: str, out: TextIO, *,
                rate: bool = False, emulate: tuple[str, ...] = (),
                rules_from: str | None = None) -> None:
     """``json.dump(samples_json(...), out, indent=1)`` and a newline, written a sample at a
@@ -154,7 +166,7 @@ def write_json(archive: Archive, samples: Iterable[Sample], rules: str, out: Tex
     out.write("\n}\n")
 
 
-def write_text(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False,
+def write_text(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *, rate: bool = False,
                header: str | None = None) -> None:
     if header is not None:
         out.write(header + "\n")
@@ -178,7 +190,7 @@ _PLAIN = re.compile(r'[^,"\r\n]*\Z').match
 _CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
 
 
-def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
+def write_csv(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
     """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
     metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason.
 
