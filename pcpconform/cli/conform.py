@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
@@ -59,42 +57,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "threads (needs the 'dask' extra; the workers need the corpus and the "
                         "implementation at the same paths); the report is the same as a local run's")
     p.add_argument("-v", "--verbose", action="store_true", help="list passed and skipped cases too")
-    if _run_matrix() is not None:
-        p.add_argument("--matrix", action="store_true",
-                       help="run every built-in adapter (or each --impl) and print the implementation x "
-                            "case matrix (--format markdown, html or json)")
-
-
-def _run_matrix() -> Callable[..., Any] | None:
-    """conform.matrix.run_matrix, when the matrix module is there."""
-    try:
-        module = importlib.import_module("pcpconform.conform.matrix")
-    except ImportError:
-        return None
-    found = getattr(module, "run_matrix", None)
-    return found if callable(found) else None
-
-
-def _builtin_command(entry: Any) -> str:
-    """A registry entry as a command string: a string, an argv list, or an object with a
-    ``command``/``argv``/``impl`` attribute."""
-    for attr in ("command", "argv", "impl"):
-        if hasattr(entry, attr):
-            entry = getattr(entry, attr)
-            entry = entry() if callable(entry) else entry
-            break
-    if isinstance(entry, str):
-        return entry
-    if isinstance(entry, (list, tuple)):
-        return shlex.join(str(w) for w in entry)
-    raise UsageError(f"a built-in adapter of an unknown kind: {entry!r}")
-
-
-def _registry() -> dict[str, Any]:
-    try:
-        return dict(getattr(importlib.import_module("pcpconform.conform.adapters"), "BUILTIN", {}))
-    except ImportError:
-        return {}
+    p.add_argument("--matrix", action="store_true",
+                   help="run every built-in adapter (or each --impl) and print the implementation x "
+                        "case matrix (--format markdown, html or json)")
 
 
 def resolve_impl(impl: str) -> str:
@@ -104,14 +69,15 @@ def resolve_impl(impl: str) -> str:
     name = impl[len(_BUILTIN):]
     if name == "kit":
         return KIT_IMPL
-    registry = _registry()
-    if name not in registry:
-        known = ", ".join(["kit", *sorted(registry)])
+    from pcpconform.conform.adapters import BUILTIN
+
+    if name not in BUILTIN:
+        known = ", ".join(["kit", *sorted(BUILTIN)])
         raise UsageError(f"--impl {impl}: no such built-in adapter (known: {known})")
-    entry = registry[name]
-    if hasattr(entry, "available") and not entry.available():
+    adapter = BUILTIN[name]
+    if not adapter.available():
         raise UsageError(f"--impl {impl}: not installed here")
-    return _builtin_command(entry)
+    return adapter.command
 
 
 def _matrix_impl(impl: str) -> str:
@@ -150,7 +116,8 @@ def _progress(enabled: bool) -> Iterator[tuple[Callable[[int], None] | None, Cal
 
 def _matrix(args: argparse.Namespace) -> int:
     """``--matrix``: conform.matrix's run and renderings (markdown for text)."""
-    matrix = importlib.import_module("pcpconform.conform.matrix")
+    from pcpconform.conform import matrix
+
     impls = [_matrix_impl(i) for i in args.impl] if args.impl else None
     report = matrix.run_matrix(args.corpus or default_corpus(), impls, args.suite or SUITES, args.jobs,
                                args.timeout, args.cases)
@@ -165,12 +132,12 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "matrix", False):
+    if args.matrix:
         if args.dask is not None:
             raise UsageError("--dask runs one --impl, not --matrix")
         return _matrix(args)
     if not args.impl:
-        raise UsageError("--impl CMD is needed" + (" (or --matrix)" if _run_matrix() else ""))
+        raise UsageError("--impl CMD is needed (or --matrix)")
     if len(args.impl) > 1:
         raise UsageError("one --impl at a time (several only with --matrix)")
     impl = resolve_impl(args.impl[0])
