@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from pcpconform.cli.output import opened_output
+from pcpconform.cli.schedule import add_schedule_arguments
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
@@ -50,12 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", metavar="EXPR", help="only check EXPR's syntax, as pmRegisterDerived does")
     p.add_argument("--metric", action="append", metavar="NAME",
                    help="evaluate only these derived metrics (default: all defined)")
-    p.add_argument("--start")
-    p.add_argument("--end")
-    p.add_argument("--interval", default="1")
-    p.add_argument("--samples", type=int)
-    p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
-                   help="only these instances of the derived metrics (external names or ids)")
+    add_schedule_arguments(p, "of the derived metrics")
     p.add_argument("--rules", choices=(*PROFILES, "auto"),
                    help="libpcp version profile: grammar, binding, evaluation and interpolation "
                    "(default pcp-6.3); auto: the profile of the PCP installed here")

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pcpconform.cli.output import opened_output
+from pcpconform.cli.schedule import add_schedule_arguments
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
@@ -37,15 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("archive", help="archive base name or any of its files; a directory or a "
                    "comma-separated list is one archive set, as libpcp reads it (spec/sets.md)")
     p.add_argument("metric", nargs="+", help="metric name or pmID (60.0.4)")
-    p.add_argument("--start", help="first fetch: epoch seconds, ISO 8601, +INTERVAL from the "
-                   "archive start or -INTERVAL from its end (default: the start; the end "
-                   "for a negative interval)")
-    p.add_argument("--end", help="last fetch time, same forms as --start (default: the archive's end)")
-    p.add_argument("--interval", default="1", help="time between fetches: 10, 2.5sec, 1min, 250ms; "
-                   "negative replays backwards")
-    p.add_argument("--samples", type=int, help="number of fetches (default: up to --end)")
-    p.add_argument("--instances", action="append", metavar="NAME[,NAME...]",
-                   help="only these instances (external names or ids)")
+    add_schedule_arguments(p, "of the metrics")
     p.add_argument("--rules", choices=(*RULE_SETS, "pcp-7", "auto"),
                    help="interpolation rules: pcp-6.0 (libpcp before 6.3.2), pcp-6.3 (6.3.2 "
                    "and later, PCP 7; the default), pcp-7 (as pcp-6.3, with PCP 7's handling of "

@@ -46,6 +46,18 @@ def test_start_end_offsets_and_csv(cpu: Path) -> None:
     assert [r["value"] for r in rows if r["instance"] == "cpu0"] == ["40.5", "42.0", "44.0"]
 
 
+def test_pmreps_short_options_mean_the_long_ones(cpu: Path) -> None:
+    """INTERP-CLI-1: -S -T -t -s -i as pmrep spells them, for interp and derive alike."""
+    long = run(str(cpu), "cpu.temp", "--start", "+5", "--end=-5sec", "--interval", "10",
+               "--instances", "cpu0", "--samples", "2", "--format", "csv")
+    short = run(str(cpu), "cpu.temp", "-S", "+5", "-T=-5sec", "-t", "10", "-i", "cpu0", "-s", "2",
+                "--format", "csv")
+    assert short == long and long[0] == 0 and len(long[1].splitlines()) == 3
+    derived = [run_cli("derive", str(cpu), "-d", "t2 = cpu.temp * 2", *opts, "--format", "csv")
+               for opts in (["--start", "+5", "--interval", "10", "--samples", "2"], ["-S", "+5", "-t", "10", "-s", "2"])]
+    assert derived[0] == derived[1] and derived[0][0] == 0
+
+
 def test_instances_select_by_name_first_word_or_id(cpu: Path) -> None:
     """INTERP-CLI-2"""
     status, out, _ = run(str(cpu), "cpu.temp", "--instances", "cpu1,2", "--samples", "1",
