@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pcpconform.check.corpus.sets import SET_CASES  # noqa: E402
+from pcpconform.corpusgen.invalid.sets import SET_CASES  # noqa: E402
 from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi  # noqa: E402
 from tests.differential.libpcp import bridge, pmlogger  # noqa: E402
 from tests.differential.libpcp.referees import REFEREES  # noqa: E402
@@ -91,7 +91,7 @@ def main() -> int:
             bridge.pmi_write(host, fixture_to_pmi(m.fixture, 3), base)
             written.append(base)
         _write(sources / "set-pmi", written, f"the members of set-gaps written by libpcp_import (pmi) of PCP "
-               f"{version}", "pmi (libpcp_import)", version, "pcpconform.check.corpus.sets set-gaps",
+               f"{version}", "pmi (libpcp_import)", version, "pcpconform.corpusgen.invalid.sets set-gaps",
                ["SET-META-1"])
     return 0
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pcpconform.conform.build import write_corpus
-from pcpconform.conform.sanity import sanity
+from pcpconform.corpusgen.build import write_corpus
+from pcpconform.corpusgen.sanity import sanity
 
 __all__ = ["add_arguments", "run"]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from construct import Construct, Int32ub
 
-from pcpconform.check.corpus import CASES, UNCOVERED
-from pcpconform.check.corpus.sets import SET_CASES
-from pcpconform.check.mmv.corpus import FAULTS as MMV_FAULTS
-from pcpconform.check.mmv.corpus import UNCOVERED as MMV_UNCOVERED
 from pcpconform.check.mmv.rules import MMV_CODES, MMV_TABLE
 from pcpconform.check.rules import RULES, UNCHECKED_CLAUSES
+from pcpconform.corpusgen.invalid import CASES, UNCOVERED
+from pcpconform.corpusgen.invalid.sets import SET_CASES
+from pcpconform.corpusgen.mmv_faults import FAULTS as MMV_FAULTS
+from pcpconform.corpusgen.mmv_faults import UNCOVERED as MMV_UNCOVERED
 from pcpconform.format.schema import (
     META_TYPE_NAMES,
     META_TYPES,
@@ -189,7 +189,7 @@ def _rules_table() -> str:
         ex = example.get(r.code) or f"none: {UNCOVERED.get(r.code, 'not covered')}"
         lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
     lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(archive)} rules) and the "
-              "invalid corpus `pcpconform.check.corpus.CASES`.*"]
+              "invalid corpus `pcpconform.corpusgen.invalid.CASES`.*"]
     return "\n".join(lines)
 
 
@@ -204,7 +204,7 @@ def _set_rules_table() -> str:
         ex = example.get(r.code) or f"none: {SET_UNCOVERED.get(r.code, 'not covered')}"
         lines.append(f"| `{r.code}` | {r.severity.value} | {r.clause} | {_cell(r.summary)} | {_cell(ex)} |")
     lines += ["", f"*Generated from `pcpconform.check.rules.RULES` ({len(rules)} set rules) and the set cases "
-              "`pcpconform.check.corpus.sets.SET_CASES`.*"]
+              "`pcpconform.corpusgen.invalid.sets.SET_CASES`.*"]
     return "\n".join(lines)
 
 
@@ -228,7 +228,7 @@ def _mmv_rules_table() -> str:
         ex = example.get(code) or f"none: {MMV_UNCOVERED.get(code, 'not covered')}"
         lines.append(f"| `{code}` | {severity} | {clause} | {_cell(summary)} | {_cell(ex)} |")
     lines += ["", f"*Generated from `pcpconform.check.mmv.rules.MMV_TABLE` ({len(MMV_TABLE)} rules)"
-              " and the faults of `pcpconform.check.mmv.corpus`.*"]
+              " and the faults of `pcpconform.corpusgen.mmv_faults`.*"]
     return "\n".join(lines)
 
 

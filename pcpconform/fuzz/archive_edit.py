@@ -8,7 +8,7 @@ from pathlib import Path
 
 from construct import Container
 
-from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
 from pcpconform.format.schema import structs
 from pcpconform.fuzz.layout import Field, layout, read_int
 

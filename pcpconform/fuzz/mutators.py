@@ -17,7 +17,7 @@ import random
 import struct
 from collections.abc import Callable, Iterator, Mapping
 
-from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.format.schema import structs
 from pcpconform.fuzz.archive_edit import editor

@@ -1,4 +1,4 @@
-"""Quirky but readable archives (pcpconform.check.corpus.quirks) against each referee: its
+"""Quirky but readable archives (pcpconform.corpusgen.invalid.quirks) against each referee: its
 PMAPI reads the values written (what pcpconform's reader reads), its pmdumplog -a reads the
 archive without complaint, its pmlogcheck exits 0, and ``pcpconform check`` exits 0 with
 the quirk's warnings (and fails under ``--strict``).
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.corpus.quirks import QUIRKS, Quirk, build_quirk
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.cli import main
+from pcpconform.corpusgen.invalid.quirks import QUIRKS, Quirk, build_quirk
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.compare import assert_reader_matches_libpcp
 from tests.differential.libpcp.referees import Referee

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from pcpconform.check.corpus import build_corpus
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.corpusgen.invalid import build_corpus
 from tests.differential.libpcp import bridge
 from tests.differential.libpcp.compare import our_view, reader_differences
 from tests.differential.libpcp.referees import LibpcpError, Referee

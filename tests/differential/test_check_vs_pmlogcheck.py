@@ -25,9 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pcpconform.check.corpus import ArchiveEdit, build_corpus
 from pcpconform.check.engine import check_archive
 from pcpconform.conform.adapters.libpcp import PMI_WRITE  # runs under the referee's Python
+from pcpconform.corpusgen.invalid import ArchiveEdit, build_corpus
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from tests.differential.libpcp import mutants

@@ -2,7 +2,7 @@
 1, a "Bad file ..." report it prints without failing, or a crash) the validator reports an
 error on, and the error codes it catches are the ones spec/mmv.md says.
 
-The one-fault MMV corpus (``pcpconform.check.mmv.corpus``) and randomly damaged files go
+The one-fault MMV corpus (``pcpconform.corpusgen.mmv_faults``) and randomly damaged files go
 through ``$PCP_PMDAS_DIR/mmv/mmvdump`` of PCP 6.0.3, 6.3.x and 7.x, all files in one shell
 run per referee. The errors mmvdump does not see are the PMDA's (it skips, merges or
 misreads what mmvdump prints as it is): the tests of tests/differential/test_mmv_pmda*.py
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check.mmv import check_mmv_directory, check_mmv_file
-from pcpconform.check.mmv.corpus import FAULTS, Layout, base_file, case_files
 from pcpconform.check.rules import Severity
+from pcpconform.corpusgen.mmv_faults import FAULTS, Layout, base_file, case_files
 from tests.differential.libpcp.mmv_pmda import PmdaDesc, observe
 from tests.differential.libpcp.referees import Referee
 

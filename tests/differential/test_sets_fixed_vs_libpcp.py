@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.sets import check_set
 from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
+from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.errors import FormatError, UsageError
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive

@@ -94,8 +94,8 @@ def test_counter_stored_as_another_type_is_reported_not_a_crash(tmp_path: Path, 
     """A counter's value in a block of another type (here STRING) cannot be compared with the
     previous value: it is value.vtype, and the check goes on (it used to stop with
     check.internal on comparing bytes with an int)."""
-    from pcpconform.check.corpus import ArchiveEdit
-    from pcpconform.check.corpus.edit import Block
+    from pcpconform.corpusgen.invalid import ArchiveEdit
+    from pcpconform.corpusgen.invalid.edit import Block
     from pcpconform.format.pmtypes import PmType
 
     ed = ArchiveEdit(pristine["example-v3"])

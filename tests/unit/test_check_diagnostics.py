@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from pcpconform.check import output
-from pcpconform.check.corpus import ArchiveEdit
 from pcpconform.check.describe import sem_text, stamp_text
 from pcpconform.check.diagnostics import Report
 from pcpconform.check.engine import check_archive
 from pcpconform.check.runner import run_checks
 from pcpconform.cli import main
+from pcpconform.corpusgen.invalid import ArchiveEdit
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive

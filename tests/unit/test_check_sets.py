@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.check.inputs import expand
 from pcpconform.check.rules import Severity
 from pcpconform.check.sets import check_set
 from pcpconform.cli import main
+from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
 from tests.setmembers import T, member
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from pcpconform.conform.casefile import declared_clauses
-from pcpconform.conform.compress import COMPRESSORS, lzw_compress
-from pcpconform.conform.coverage import Coverage, Exceptions
-from pcpconform.conform.features import archive_features
+from pcpconform.corpusgen.compress import COMPRESSORS, lzw_compress
+from pcpconform.corpusgen.coverage import Coverage, Exceptions
+from pcpconform.corpusgen.features import archive_features
 from pcpconform.io.files import COMPRESSION_SUFFIXES, open_component
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ import jsonschema
 import pytest
 
 from pcpconform.cli import main
-from pcpconform.conform.build import write_corpus
 from pcpconform.conform.manifest import SCHEMA, ManifestError, load_corpus, schema_errors
-from pcpconform.conform.sanity import sanity
+from pcpconform.corpusgen.build import write_corpus
+from pcpconform.corpusgen.sanity import sanity
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from construct import Construct
 
-from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
 from pcpconform.format.schema import structs
 from pcpconform.fuzz import layout as layout_module
 from pcpconform.fuzz import mutators

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.corpus.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
 from pcpconform.fuzz import targets
 from pcpconform.fuzz.archive_edit import archive_files, editor
 from pcpconform.fuzz.engine import job_files

@@ -54,7 +54,8 @@ def test_pmreps_short_options_mean_the_long_ones(cpu: Path) -> None:
                 "--format", "csv")
     assert short == long and long[0] == 0 and len(long[1].splitlines()) == 3
     derived = [run_cli("derive", str(cpu), "-d", "t2 = cpu.temp * 2", *opts, "--format", "csv")
-               for opts in (["--start", "+5", "--interval", "10", "--samples", "2"], ["-S", "+5", "-t", "10", "-s", "2"])]
+               for opts in (["--start", "+5", "--interval", "10", "--samples", "2"],
+                            ["-S", "+5", "-t", "10", "-s", "2"])]
     assert derived[0] == derived[1] and derived[0][0] == 0
 
 

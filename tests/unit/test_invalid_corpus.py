@@ -1,4 +1,4 @@
-"""The invalid corpus (pcpconform.check.corpus) against the validator.
+"""The invalid corpus (pcpconform.corpusgen.invalid) against the validator.
 
 Every case must be reported with exactly its expected error codes (and at least its expected
 warning and info codes); the untouched originals must check clean; every error code of the
@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pcpconform.check import corpus
-from pcpconform.check.corpus.sets import SET_CASES
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.corpusgen import invalid as corpus
+from pcpconform.corpusgen.invalid.sets import SET_CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the corpus directory and its manifest
@@ -82,8 +82,8 @@ def test_every_error_code_is_covered_or_explained(built: Built) -> None:
     for code, reason in uncovered.items():
         assert code in RULES and reason.strip()
         assert code not in covered, f"{code} is covered and listed as uncovered"
-    # MMV rules have their own corpus (pcpconform.check.mmv.corpus), the rules across a
-    # set's members theirs (pcpconform.check.corpus.sets): every error of those has a case
+    # MMV rules have their own corpus (pcpconform.corpusgen.mmv_faults), the rules across a
+    # set's members theirs (pcpconform.corpusgen.invalid.sets): every error of those has a case
     set_errors = {code for code, r in RULES.items() if r.severity == Severity.ERROR and code.startswith("set.")}
     set_covered = {code for case in SET_CASES for code in case.errors}
     # without a set case (tests/unit/test_check_sets.py checks both): a set with no member,
@@ -99,6 +99,6 @@ def test_every_error_code_is_covered_or_explained(built: Built) -> None:
 def test_readme_is_current(built: Built) -> None:
     _, manifest = built
     readme = ROOT / corpus.README
-    assert readme.exists(), "run: python -m pcpconform.check.corpus --readme"
+    assert readme.exists(), "run: python -m pcpconform.corpusgen.invalid --readme"
     assert readme.read_text(encoding="utf-8") == corpus.render_readme(manifest), (
-        "corpus/invalid/README.md is stale: python -m pcpconform.check.corpus --readme")
+        "corpus/invalid/README.md is stale: python -m pcpconform.corpusgen.invalid --readme")

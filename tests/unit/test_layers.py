@@ -3,7 +3,7 @@
 Layers, bottom to top (docs/architecture.md):
 
     errors < format < io < {dump, fixtures} < {check, oracles.interp} < {oracles.derive, salvage}
-           < conform < extra < cli
+           < conform < {extra, fuzz, corpusgen} < cli
 
 Modules of one layer may import each other; ``pcpconform/__init__.py`` (the public API,
 imported lazily) stands above everything. Every import is counted, at module level or in a
@@ -36,6 +36,7 @@ RANKS = {
     "pcpconform.salvage": 5,
     "pcpconform.conform": 6,
     "pcpconform.extra": 7,
+    "pcpconform.corpusgen": 7,
     "pcpconform.fuzz": 7,
     "pcpconform.cli": 8,
     "pcpconform": 9,

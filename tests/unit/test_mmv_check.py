@@ -18,7 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pcpconform.check.mmv import check_mmv_directory, check_mmv_file, is_mmv_file
-from pcpconform.check.mmv.corpus import (
+from pcpconform.check.mmv.directory import choose_cluster
+from pcpconform.check.mmv.rules import MMV_TABLE
+from pcpconform.check.rules import RULES, Severity
+from pcpconform.corpusgen.mmv_faults import (
     FAULTS,
     GENERATION,
     UNCOVERED,
@@ -27,9 +30,6 @@ from pcpconform.check.mmv.corpus import (
     build_mmv_cases,
     case_files,
 )
-from pcpconform.check.mmv.directory import choose_cluster
-from pcpconform.check.mmv.rules import MMV_TABLE
-from pcpconform.check.rules import RULES, Severity
 from pcpconform.errors import UsageError
 from pcpconform.extra.mmv_strategies import all_leaves
 from pcpconform.mmv import Indom, Instance, Label, Metric, MmvFile, Value, build_mmv

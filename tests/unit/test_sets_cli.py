@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
+from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.fixtures.sets import DAMAGE, damage_member
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archiveset import ArchiveSet

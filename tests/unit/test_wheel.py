@@ -84,7 +84,7 @@ def test_wheel_contents(wheel: Path) -> None:
     assert bundled >= {f"pcpconform/fixtures/bundled/{n}.yaml" for n in ("example", "events", "interp-seed")}
     assert all(n.endswith(".yaml") for n in bundled)
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n or "conftest" in n]
-    assert "pcpconform/check/corpus/__main__.py" in names
+    assert "pcpconform/corpusgen/invalid/__main__.py" in names
     # the conformance corpus, every case of it
     cases = {n.split("/")[4] for n in names if n.startswith("pcpconform/corpus/cases/") and n.endswith("/case.json")}
     committed = {p.parent.name for p in (ROOT / "corpus" / "cases").glob("*/*/case.json")}
@@ -120,7 +120,7 @@ def test_commands_from_the_wheel(installed: Path, outside: Path) -> None:
     dump = _run([installed / "pcpconform", "dump", "example"], outside).stdout
     assert "Log Label (Log Format Version 3)" in dump and "Descriptions for Metrics" in dump
 
-    _run([installed / "python", "-m", "pcpconform.check.corpus", "corpus"], outside)
+    _run([installed / "python", "-m", "pcpconform.corpusgen.invalid", "corpus"], outside)
     assert (outside / "corpus" / "manifest.json").is_file()
     assert len([p for p in (outside / "corpus").iterdir() if p.is_dir()]) > 10
 

@@ -1,5 +1,6 @@
 """The MMV validator: every rule of ``rules.py`` (spec/mmv.md, "Validation") applied to one
-MMV file or to a directory of them as the MMV PMDA loads it; and the one-fault corpus.
+MMV file or to a directory of them as the MMV PMDA loads it (its one-fault corpus is
+``pcpconform.corpusgen.mmv_faults``).
 
 Exports are loaded lazily: ``pcpconform.check.rules`` imports this package's rule table
 while the modules below import ``pcpconform.check.rules``.

@@ -2,7 +2,7 @@
 
 Each *defect class* is a list of deterministic mutations of a valid archive (generated from
 the bundled fixtures example.yaml and events.yaml, in versions 2 and 3), found by parsing the
-archive with pcpconform.check.corpus.ArchiveEdit. ``run_mutant`` writes one mutant, runs
+archive with pcpconform.corpusgen.invalid.ArchiveEdit. ``run_mutant`` writes one mutant, runs
 ``pmlogcheck BASE`` of one referee (tests/differential/libpcp/referees.py) and
 ``check_archive`` on it, and says whether each flagged it: pmlogcheck flags an archive when it
 exits non-zero or prints anything, and a death by a signal (returncode < 0 in that run) is
@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pcpconform.check.corpus import ArchiveEdit, build_corpus
-from pcpconform.check.corpus.edit import shifted, ts_bytes
 from pcpconform.check.engine import check_archive
+from pcpconform.corpusgen.invalid import ArchiveEdit, build_corpus
+from pcpconform.corpusgen.invalid.edit import shifted, ts_bytes
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
@@ -624,7 +624,7 @@ def render(classes: dict[str, ClassResult], corpus_rows: list[CorpusRow], refere
         "",
         "## The invalid corpus",
         "",
-        "Each one-fault archive of the invalid corpus (`python -m pcpconform.check.corpus`, see",
+        "Each one-fault archive of the invalid corpus (`python -m pcpconform.corpusgen.invalid`, see",
         "`corpus/invalid/README.md`), in every version it is built for. *(crashes)* marks a",
         "pmlogcheck killed by a signal on at least one version.",
         "",

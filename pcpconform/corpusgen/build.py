@@ -1,7 +1,7 @@
 """Making the corpus data: the valid cases (``golden``: the fixtures of corpus/fixtures
 written by the kit, compressed variants, the archives of other writers under
 corpus/sources, with the interpolation and derived-metric expectations of
-corpus/plans.json), the one-fault archives of ``pcpconform.check.corpus`` and, when the
+corpus/plans.json), the one-fault archives of ``pcpconform.corpusgen.invalid`` and, when the
 MMV checker provides them, its one-fault MMV files.
 
 ``corpus_files`` computes every file of ``cases/`` in memory (path relative to the corpus
@@ -18,15 +18,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pcpconform.check.corpus import CASES, build_corpus
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.conform.casefile import BASE, DUMP, Files, Made, case_data, case_json, dir_files, dump_bytes, finish
-from pcpconform.conform.golden import compressed_cases, fixture_cases, mmv_cases, quirk_cases, source_cases
 from pcpconform.conform.manifest import CASE_FILE, KINDS
 from pcpconform.conform.mmv_writer import mmv_writer_cases
-from pcpconform.conform.plans import attach_expectations
-from pcpconform.conform.salvage_cases import SALVAGED, attach_salvage, salvage_only_cases
-from pcpconform.conform.setcases import set_cases
+from pcpconform.corpusgen.golden import compressed_cases, fixture_cases, mmv_cases, quirk_cases, source_cases
+from pcpconform.corpusgen.invalid import CASES, build_corpus
+from pcpconform.corpusgen.plans import attach_expectations
+from pcpconform.corpusgen.salvage_cases import SALVAGED, attach_salvage, salvage_only_cases
+from pcpconform.corpusgen.setcases import set_cases
 from pcpconform.version import __version__
 
 __all__ = ["DUMP", "BASE", "corpus_files", "write_corpus", "dump_bytes", "case_json"]
@@ -53,7 +53,7 @@ def _invalid(tmp: Path) -> list[Made]:
                 f"fixture:{Path(entry['source']).stem}"]
         if entry.get("options"):
             tags.append("options")
-        origin = {"writer": "pcpconform.check.corpus", "version": __version__,
+        origin = {"writer": "pcpconform.corpusgen.invalid", "version": __version__,
                   "source": f"pcpconform/fixtures/bundled/{entry['source']}"}
         expected = {"verdict": verdict, "error_codes": errors, "warning_codes": others, "dump": None}
         data = case_data(entry["name"], "invalid", entry["fault"], tags, _clauses_of(codes),
@@ -75,7 +75,7 @@ def _previous_origin(corpus: Path, kind: str, data: dict[str, Any]) -> dict[str,
 
 def _mmv(tmp: Path) -> list[Made]:
     """The MMV checker's one-fault MMV cases."""
-    from pcpconform.check.mmv.corpus import build_mmv_cases
+    from pcpconform.corpusgen.mmv_faults import build_mmv_cases
     out = []
     for path in build_mmv_cases(tmp / "mmv"):
         data = json.loads((Path(path) / CASE_FILE).read_text(encoding="utf-8"))

@@ -11,8 +11,8 @@ from typing import Any
 
 from construct import Container, ListContainer
 
-from pcpconform.check.corpus.edit import ArchiveEdit, shifted
-from pcpconform.check.corpus.registry import Mutation, case
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit, shifted
+from pcpconform.corpusgen.invalid.registry import Mutation, case
 from pcpconform.format.pmtypes import PmID, PmInDom
 from pcpconform.format.schema import (
     TYPE_INDOM,

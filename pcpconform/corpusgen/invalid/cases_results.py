@@ -7,8 +7,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 
-from pcpconform.check.corpus.edit import ArchiveEdit, Block, Result, shifted, ts_bytes
-from pcpconform.check.corpus.registry import Mutation, case
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit, Block, Result, shifted, ts_bytes
+from pcpconform.corpusgen.invalid.registry import Mutation, case
 from pcpconform.format.pmtypes import PmID
 from pcpconform.format.schema import (
     event_array,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gzip
 import lzma
 
-from pcpconform.check.corpus.edit import ArchiveEdit, shifted
-from pcpconform.check.corpus.registry import case
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit, shifted
+from pcpconform.corpusgen.invalid.registry import case
 
 
 def _compress(kind: str, data: bytes) -> bytes:

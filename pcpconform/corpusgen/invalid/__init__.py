@@ -9,8 +9,8 @@ it are moved by the same amount, so that the fault stays the only one. Each case
 diagnostic codes the validator must report: its error codes exactly, its warning and info
 codes at least.
 
-    python -m pcpconform.check.corpus OUTDIR            # build the corpus and OUTDIR/manifest.json
-    python -m pcpconform.check.corpus --readme [FILE]   # write the corpus README (table of cases)
+    python -m pcpconform.corpusgen.invalid OUTDIR            # build the corpus and OUTDIR/manifest.json
+    python -m pcpconform.corpusgen.invalid --readme [FILE]   # write the corpus README (table of cases)
 
 ``OUTDIR/manifest.json`` is an object: ``cases`` (a list of ``{"name", "archive", "fault",
 "expect", "clause"}``, plus ``"options"`` for the keyword arguments of ``check_archive`` a case
@@ -32,13 +32,13 @@ Modules: ``edit`` (ArchiveEdit and the record helpers), ``registry`` (Case, CASE
 # The cases register themselves on import, and this order is the order of the manifest;
 # any import of a submodule runs this file first, so the order always holds.
 # isort: off
-from pcpconform.check.corpus import cases_files, cases_labels, cases_meta  # noqa: F401
-from pcpconform.check.corpus import cases_results, cases_index  # noqa: F401
+from pcpconform.corpusgen.invalid import cases_files, cases_labels, cases_meta  # noqa: F401
+from pcpconform.corpusgen.invalid import cases_results, cases_index  # noqa: F401
 # isort: on
-from pcpconform.check.corpus.build import README, build_corpus, main, render_readme
-from pcpconform.check.corpus.edit import ArchiveEdit
-from pcpconform.check.corpus.quirks import QUIRKS, Quirk, build_quirk
-from pcpconform.check.corpus.registry import CASES, UNCOVERED, Case
+from pcpconform.corpusgen.invalid.build import README, build_corpus, main, render_readme
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.quirks import QUIRKS, Quirk, build_quirk
+from pcpconform.corpusgen.invalid.registry import CASES, UNCOVERED, Case
 
 __all__ = ["Case", "CASES", "UNCOVERED", "Quirk", "QUIRKS", "build_quirk", "ArchiveEdit", "README",
            "build_corpus", "render_readme", "main"]

@@ -150,7 +150,7 @@ def salvage_only_cases(tmp: Path) -> list[Made]:
         errors = sorted({d.code for d in report.diagnostics if d.severity == Severity.ERROR})
         others = sorted(report.codes() - set(errors))
         clauses = list(dict.fromkeys(RULES[c].clause for c in errors + others))
-        origin = {"writer": "pcpconform.conform.salvage_cases", "version": __version__,
+        origin = {"writer": "pcpconform.corpusgen.salvage_cases", "version": __version__,
                   "source": "pcpconform/fixtures/bundled/example.yaml"}
         expected = {"verdict": "errors" if errors else "warnings" if others else "clean",
                     "error_codes": errors, "warning_codes": others, "dump": None}

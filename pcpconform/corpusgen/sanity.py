@@ -18,8 +18,6 @@ from typing import Any
 from pcpconform.check.engine import check_archive
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.sets import check_set_and_members
-from pcpconform.conform.build import corpus_files, dump_bytes
-from pcpconform.conform.coverage import Coverage, load_exceptions
 from pcpconform.conform.expected import (
     Outcome,
     Schedule,
@@ -29,7 +27,9 @@ from pcpconform.conform.expected import (
     replay_source,
 )
 from pcpconform.conform.manifest import CASE_FILE, KINDS, Case, ManifestError, load_corpus
-from pcpconform.conform.salvage_cases import salvage_expectation
+from pcpconform.corpusgen.build import corpus_files, dump_bytes
+from pcpconform.corpusgen.coverage import Coverage, load_exceptions
+from pcpconform.corpusgen.salvage_cases import salvage_expectation
 from pcpconform.errors import PcpConformError
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive

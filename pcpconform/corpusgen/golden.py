@@ -30,9 +30,9 @@ from pcpconform.conform.casefile import (
     dir_files,
     dump_bytes,
 )
-from pcpconform.conform.compress import COMPRESSORS
-from pcpconform.conform.features import archive_features
 from pcpconform.conform.manifest import ManifestError
+from pcpconform.corpusgen.compress import COMPRESSORS
+from pcpconform.corpusgen.features import archive_features
 from pcpconform.errors import PcpConformError
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
@@ -170,7 +170,7 @@ def source_cases(corpus: Path) -> list[Made]:
     for path in sorted(p for p in root.iterdir() if p.is_dir()):
         meta = _source(path)
         if meta.get("format") == "set":
-            continue                # an archive set: pcpconform.conform.setcases
+            continue                # an archive set: pcpconform.corpusgen.setcases
         try:
             made = _archive_case(path.name, meta["title"], path, dict(meta["origin"]),
                                  tags=list(meta["tags"]), clauses=list(meta["clauses"]))
@@ -194,7 +194,7 @@ def mmv_cases(spec_clauses: list[str]) -> list[Made]:
     """The MMV checker's valid base file of each version, as valid cases; ``spec_clauses``
     are the MMV-CHK-* clauses the file obeys."""
     from pcpconform.check import mmv as checker
-    from pcpconform.check.mmv import corpus as module
+    from pcpconform.corpusgen import mmv_faults as module
     out = []
     with tempfile.TemporaryDirectory(prefix="pcpconform-mmv-") as tmp:
         for version in (1, 2, 3):
@@ -211,7 +211,7 @@ def mmv_cases(spec_clauses: list[str]) -> list[Made]:
                     "kind": "valid", "format": "mmv", "tags": ["mmv", "origin:pcpconform"],
                     "clauses": clauses, "file": MMV_FILE, "mmv_versions": [version],
                     "origin": {"writer": "pcpconform.mmv.writer", "version": __version__,
-                               "source": "pcpconform.check.mmv.corpus.base_model"},
+                               "source": "pcpconform.corpusgen.mmv_faults.base_model"},
                     "files": {},
                     "expected": {"verdict": verdict, "error_codes": errors, "warning_codes": others,
                                  "dump": None}}
@@ -222,7 +222,7 @@ def mmv_cases(spec_clauses: list[str]) -> list[Made]:
 def quirk_cases(tmp: Path) -> list[Made]:
     """The readable but odd archives of the one-fault builder's QUIRKS registry, as valid
     cases whose verdict is the validator's warnings."""
-    from pcpconform.check import corpus as module
+    from pcpconform.corpusgen import invalid as module
     out = []
     for q in getattr(module, "QUIRKS", ()):
         for version in q.versions:
@@ -231,7 +231,7 @@ def quirk_cases(tmp: Path) -> list[Made]:
             module.build_quirk(q, version, where / BASE)
             for hidden in where.glob(".*"):
                 hidden.unlink()
-            origin = {"writer": "pcpconform.check.corpus (quirks)", "version": __version__,
+            origin = {"writer": "pcpconform.corpusgen.invalid (quirks)", "version": __version__,
                       "source": f"pcpconform/fixtures/bundled/{q.source}.yaml"}
             out.append(_archive_case(cid, f"quirk: {q.title}", where, origin,
                                      tags=["quirk", "origin:pcpconform", f"fixture:{q.source}"],

@@ -1,5 +1,5 @@
 """The archive-set cases of the corpus (``format: set``, corpus/README.md): the sets of
-``pcpconform.check.corpus.sets.SET_CASES`` with their expected verdicts and codes (the
+``pcpconform.corpusgen.invalid.sets.SET_CASES`` with their expected verdicts and codes (the
 members' own and the rules across them), the dump of every set libpcp replays, and replays
 and derived metrics across its seams under each rule set and profile.
 
@@ -15,12 +15,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pcpconform.check.corpus.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.check.rules import RULES, Severity
 from pcpconform.check.sets import check_set_and_members
 from pcpconform.conform.casefile import Made, case_data, dir_files, dump_bytes
 from pcpconform.conform.expected import Schedule, derive_outcome, interp_outcome, replay_source
-from pcpconform.conform.plans import record_entry
+from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
+from pcpconform.corpusgen.plans import record_entry
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
@@ -70,7 +70,7 @@ def _case(case: SetCase, tmp: Path, corpus: Path) -> Made:
     clauses = list(dict.fromkeys([*case.clauses, *(RULES[c].clause for c in errors + others)]))
     expected: dict[str, Any] = {"verdict": verdict, "error_codes": errors, "warning_codes": others,
                                 "dump": None}
-    origin = {"writer": "pcpconform.check.corpus.sets", "version": __version__,
+    origin = {"writer": "pcpconform.corpusgen.invalid.sets", "version": __version__,
               "source": "pcpconform/fixtures/bundled/interp-seed.yaml"}
     data = case_data(case.name, kind, case.title, tags, clauses, versions[0], origin, expected)
     del data["archive"]

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from construct import Container
 
-from pcpconform.check.corpus.edit import ArchiveEdit, shifted
-from pcpconform.check.corpus.registry import Mutation, case
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit, shifted
+from pcpconform.corpusgen.invalid.registry import Mutation, case
 
 # -- index -----------------------------------------------------------------------------------
 

@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pcpconform.check.corpus.edit import ArchiveEdit
-from pcpconform.check.corpus.registry import CASES, UNCOVERED
 from pcpconform.check.rules import RULES, Severity
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.registry import CASES, UNCOVERED
 from pcpconform.fixtures import bundled_fixture
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
@@ -74,7 +74,7 @@ def build_corpus(outdir: str | Path, *, fixtures: str | Path | None = None) -> d
                 entry["options"] = dict(c.options)
             cases.append(entry)
     manifest = {
-        "generator": "python -m pcpconform.check.corpus",
+        "generator": "python -m pcpconform.corpusgen.invalid",
         "cases": cases,
         "valid": valid,
         "uncovered": [{"code": code, "reason": reason} for code, reason in sorted(UNCOVERED.items())],
@@ -94,7 +94,7 @@ def render_readme(manifest: dict[str, Any]) -> str:
         "committed; build them with",
         "",
         "```sh",
-        "python -m pcpconform.check.corpus OUTDIR",
+        "python -m pcpconform.corpusgen.invalid OUTDIR",
         "```",
         "",
         "which writes `OUTDIR/<case>/a.{meta,index,0}` for every case, the untouched originals",
@@ -109,7 +109,7 @@ def render_readme(manifest: dict[str, Any]) -> str:
         "The originals must check clean. `tests/unit/test_invalid_corpus.py` runs the corpus against",
         "`pcpconform.check`.",
         "",
-        "This file is generated: `python -m pcpconform.check.corpus --readme corpus/invalid/README.md`.",
+        "This file is generated: `python -m pcpconform.corpusgen.invalid --readme corpus/invalid/README.md`.",
         "",
         f"## Cases ({len({_stem(c['name']) for c in manifest['cases']})} faults, "
         f"{len(manifest['cases'])} archives)",
@@ -151,7 +151,7 @@ def _codes_cell(codes: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pcpconform.check.corpus",
+    parser = argparse.ArgumentParser(prog="python -m pcpconform.corpusgen.invalid",
                                      description="Build the invalid corpus of one-fault archives.")
     parser.add_argument("outdir", nargs="?", help="directory to build the corpus in")
     parser.add_argument("--readme", nargs="?", const=str(README), metavar="FILE",

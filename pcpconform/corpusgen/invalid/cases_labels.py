@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from pcpconform.check.corpus.edit import ArchiveEdit
-from pcpconform.check.corpus.registry import case
+from pcpconform.corpusgen.invalid.edit import ArchiveEdit
+from pcpconform.corpusgen.invalid.registry import case
 
 # -- labels ----------------------------------------------------------------------------------
 
