@@ -349,6 +349,24 @@ class ArchiveSet(Archive):
                 return
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp(record.data)
 
+    def open_loads(self) -> list[int]:
+        """The members (time-order positions) in the order a PCP 6.0 context loads their
+        metadata when it opens the set: namelist order, then the first in time again
+        (SET-META-5). Each later switch to a member loads it once more."""
+        return [m.position for m in sorted(self.members, key=lambda m: m.loaded)] + [0]
+
+    def result_members(self) -> Iterator[int]:
+        """For each record ``results`` yields (forwards), the member libpcp is reading when
+        it returns it: a virtual mark's is the member before the seam (the switch comes
+        with the next read)."""
+        if self.direction < 0:
+            raise ValueError("the members of a forward read")
+        current = self._only or 0
+        for gvol, record in self._records(shift=False):
+            if record.index >= 0:
+                current = gvol // VOL_STRIDE
+            yield current
+
     def records_as_read(self) -> Iterator[tuple[int, RawRecord]]:
         """Every record a forward INTERP context reads, in order: each member's records,
         those a replay never delivers (SET-REPLAY-2) included, and each virtual mark at its
