@@ -106,10 +106,11 @@ def _last_record_time_fast(archive: Archive) -> Timestamp | None:
 def _last_record_time_reference(archive: Archive) -> Timestamp | None:
     """pmGetArchiveEnd (``__pmGetArchiveEnd_ctx``): the time of the last record of the last
     volume holding one, found as libpcp finds it: the record that ends the file, when it is
-    whole and readable; else, from the last index entry in the volume, the records read
-    forwards until one is not (the one ending at that entry must be readable, or there is
-    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC). Records are framed,
-    not decoded, except those libpcp reads."""
+    whole and readable; else, from the last index entry in the volume at or before its
+    physical end, the records read forwards until one is not, starting with the one ending
+    at that entry (which must be readable, or there is no end). None when libpcp finds
+    none (it then reports PM_ERR_LOGREC). Records are framed, not decoded, except those
+    libpcp reads."""
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
     entries: list[Any] | None = None
 
@@ -141,7 +142,11 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
                 return stamp
         if entries is None:
             entries = list(archive.index_entries()) if archive.files.index is not None else []
+        # libpcp takes the last entry at or before the physical end of the volume
+        path = archive.files.volumes[vol]
         size = spans[-1][0] + spans[-1][1]
+        if not strip_compression(path.name)[1]:
+            size = max(size, os.stat(path).st_size)
         mine = [e.off_data for e in entries if e.vol == vol and e.off_data <= size]
         if not mine:
             continue
@@ -158,9 +163,12 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
         before = [o for o, length in spans if o + length == logend]
         if logend > spans[0][0] and (not before or found.get(before[0]) is None):
             return None                 # "badly damaged"
+        # the backward read leaves the file at the start of the record ending at the entry:
+        # the forward chase reads that record first
+        start = before[0] if logend > spans[0][0] else logend
         end = None
         for offset, _ in spans:
-            if offset < logend:
+            if offset < start:
                 continue
             if found.get(offset) is None:
                 break

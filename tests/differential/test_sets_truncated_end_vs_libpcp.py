@@ -1,0 +1,62 @@
+"""SET-REPLAY-4 against each reference libpcp: a set whose last member was cut inside its
+last record, with a temporal index entry at the start of that record (written when the
+record brought new metadata) and one past the end of the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pcpconform.fixtures.fixture import parse_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.fixtures.sets import damage_member
+from pcpconform.format.pmtypes import Timestamp
+from pcpconform.io.archive import Archive
+from pcpconform.io.archiveend import last_record_time
+from tests.differential.libpcp.referees import Referee
+from tests.differential.libpcp.set_bridge import SetSource, set_read
+from tests.differential.libpcp.set_compare import kit_document, set_differences
+from tests.setmembers import T, member
+
+pytestmark = [pytest.mark.libpcp]
+SECOND = 10**9
+
+
+def _cut_member(base: Path, t0: int) -> None:
+    """Four samples 10 s apart; the last adds instance c (an instance domain record, so an
+    index entry at the start of the last record), then the volume is cut inside it."""
+    samples = [{"time": t0 + 10 * k, "values": {"t.counter": {i: 100 * k for i in names}, "t.instant": 1.5 + k},
+                "instances": {"60.1": names}}
+               for k, names in enumerate([["a", "b"]] * 3 + [["a", "b", "c"]])]
+    doc = {"archive": {"version": 3, "hostname": "h1", "timezone": "UTC"},
+           "metrics": [{"name": "t.counter", "pmid": "60.0.1", "type": "u64", "sem": "counter", "indom": "60.1"},
+                       {"name": "t.instant", "pmid": "60.0.2", "type": "double", "sem": "instant"}],
+           "indoms": [{"indom": "60.1", "instances": {"a": 0, "b": 1, "c": 2}}], "samples": samples}
+    generate_archive(parse_fixture(doc), base)
+    damage_member(base, "truncated")
+
+
+@pytest.mark.parametrize("seam", ["gap", "touch"])
+def test_a_cut_last_member_ends_at_its_last_whole_record(tmp_path: Path, referee: Referee, seam: str) -> None:
+    """pmGetArchiveEnd chases forwards from the record ending at the last index entry at or
+    before the volume's physical end, that record included: the set opens, its end is the
+    last whole record, and a forward read gives libpcp's results (a replay over the cut
+    is SET-MEMBER-3's)."""
+    directory = tmp_path / "s"
+    member(directory / "m1", T, 3)                       # T .. T+20
+    _cut_member(directory / "m2", T + 20 if seam == "touch" else T + 30)
+    last = Archive(directory / "m2")
+    entries = [e.off_data for e in last.index_entries()]
+    size = (directory / "m2.0").stat().st_size
+    assert entries[-1] > size and any(808 < e <= size for e in entries)     # the shape this test is about
+    assert last_record_time(last) == Timestamp(T + (40 if seam == "touch" else 50))
+    source = SetSource(directory)
+    theirs = set_read(referee, source)
+    diffs = set_differences(theirs, kit_document(source.name(), referee.set_profile))
+    assert not diffs, "\n".join(diffs)
+    assert "open_error" not in theirs
+    # the forward pass reads up to the cut: PCP 6.0 and 6.3 stop there with PM_ERR_LOGREC, PCP 7
+    # drops the rest of the member (SET-MEMBER-3)
+    assert theirs["error"] == (None if referee.set_profile == "pcp-7" else "PM_ERR_LOGREC")
+    assert theirs["end"] == [T + (40 if seam == "touch" else 50), 0]
