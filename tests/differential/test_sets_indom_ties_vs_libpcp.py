@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 
-from pcpconform.fixtures.fixture import parse_fixture
-from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.oracles.interp.model import DEVIATIONS
 from tests.differential.libpcp.referees import Referee
 from tests.differential.libpcp.set_bridge import SetSource, kit_interp, set_interp, set_read
 from tests.differential.libpcp.set_compare import kit_document, set_differences
-from tests.setmembers import T
+from tests.setmembers import T, churn_member
 
 pytestmark = [pytest.mark.libpcp]
 SECOND = 10**9
@@ -28,21 +26,6 @@ MEMBERS: dict[str, tuple[list[int], dict[str, int], dict[str, int]]] = {
     "m2": ([T + 20, T + 30, T + 40], {"a": 0, "b": 1, "d": 3}, {"a": 0, "e": 4}),
     "m3": ([T + 40, T + 50, T + 60], {"a": 0, "b": 1, "f": 5}, {"a": 0, "b": 1, "f": 5}),
 }
-
-
-def _write(base: Path, times: list[int], insts: dict[str, int], last: dict[str, int]) -> None:
-    """A member whose last sample changes the instance domain 60.1 (a record at that time);
-    the next member starts at that time with its own record (the seams touch)."""
-    samples: list[dict[str, Any]] = []
-    for k, t in enumerate(times):
-        now = last if k == len(times) - 1 else insts
-        samples.append({"time": t, "values": {"t.counter": {i: 100 * k for i in now}, "t.instant": 1.5 + k},
-                        **({"instances": {"60.1": list(now)}} if now is not insts else {})})
-    doc = {"archive": {"version": 3, "hostname": "h1", "timezone": "UTC"},
-           "metrics": [{"name": "t.counter", "pmid": "60.0.1", "type": "u64", "sem": "counter", "indom": "60.1"},
-                       {"name": "t.instant", "pmid": "60.0.2", "type": "double", "sem": "instant"}],
-           "indoms": [{"indom": "60.1", "instances": {**insts, **last}}], "samples": samples}
-    generate_archive(parse_fixture(doc), base)
 
 
 def _names(insts: dict[str, int]) -> dict[str, str]:
@@ -78,7 +61,7 @@ def test_tied_instance_domains(tmp_path: Path, referee: Referee, order: tuple[st
     directory = tmp_path / "s"
     directory.mkdir()
     for name, (times, insts, last) in MEMBERS.items():
-        _write(directory / name, times, insts, last)
+        churn_member(directory / name, times, [insts] * (len(times) - 1) + [last])
     source = SetSource(directory, order)
     theirs = set_read(referee, source)
     ours = kit_document(source.name(), referee.set_profile)

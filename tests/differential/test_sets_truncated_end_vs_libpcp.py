@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.fixtures.fixture import parse_fixture
-from pcpconform.fixtures.generate import generate_archive
 from pcpconform.fixtures.sets import damage_member
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
@@ -17,7 +15,7 @@ from pcpconform.io.archiveend import last_record_time
 from tests.differential.libpcp.referees import Referee
 from tests.differential.libpcp.set_bridge import SetSource, set_read
 from tests.differential.libpcp.set_compare import kit_document, set_differences
-from tests.setmembers import T, member
+from tests.setmembers import T, churn_member, member
 
 pytestmark = [pytest.mark.libpcp]
 SECOND = 10**9
@@ -26,14 +24,8 @@ SECOND = 10**9
 def _cut_member(base: Path, t0: int) -> None:
     """Four samples 10 s apart; the last adds instance c (an instance domain record, so an
     index entry at the start of the last record), then the volume is cut inside it."""
-    samples = [{"time": t0 + 10 * k, "values": {"t.counter": {i: 100 * k for i in names}, "t.instant": 1.5 + k},
-                "instances": {"60.1": names}}
-               for k, names in enumerate([["a", "b"]] * 3 + [["a", "b", "c"]])]
-    doc = {"archive": {"version": 3, "hostname": "h1", "timezone": "UTC"},
-           "metrics": [{"name": "t.counter", "pmid": "60.0.1", "type": "u64", "sem": "counter", "indom": "60.1"},
-                       {"name": "t.instant", "pmid": "60.0.2", "type": "double", "sem": "instant"}],
-           "indoms": [{"indom": "60.1", "instances": {"a": 0, "b": 1, "c": 2}}], "samples": samples}
-    generate_archive(parse_fixture(doc), base)
+    ab = {"a": 0, "b": 1}
+    churn_member(base, [t0 + 10 * k for k in range(4)], [ab, ab, ab, {**ab, "c": 2}])
     damage_member(base, "truncated")
 
 
