@@ -4,6 +4,7 @@ record brought new metadata) and one past the end of the file."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,34 @@ def test_a_cut_last_member_ends_at_its_last_whole_record(tmp_path: Path, referee
     # drops the rest of the member (SET-MEMBER-3)
     assert theirs["error"] == (None if referee.set_profile == "pcp-7" else "PM_ERR_LOGREC")
     assert theirs["end"] == [T + (40 if seam == "touch" else 50), 0]
+
+
+def _bad_trailer(base: Path) -> None:
+    """The second record's trailer word made 0xffffffff: framing from the start stops there,
+    the records after it are whole."""
+    vol = base.with_name(base.name + ".0")
+    data = bytearray(vol.read_bytes())
+    offset = 808                                         # the first record (version 3 label)
+    offset += struct.unpack_from(">I", data, offset)[0]
+    length = struct.unpack_from(">I", data, offset)[0]
+    struct.pack_into(">I", data, offset + length - 4, 0xFFFFFFFF)
+    vol.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("seam", ["gap", "overlap"])
+def test_a_last_member_unframed_in_the_middle_ends_at_its_last_record(tmp_path: Path, referee: Referee,
+                                                                      seam: str) -> None:
+    """pmGetArchiveEnd reads the record that ends the file backwards first (its trailer gives
+    its length): damage before it does not matter, the set opens and ends there (found by
+    the random set test with an overlap at the last seam)."""
+    directory = tmp_path / "s"
+    member(directory / "m1", T, 3)                       # T .. T+20
+    member(directory / "m2", T + 15 if seam == "overlap" else T + 30, 4)
+    _bad_trailer(directory / "m2")
+    end = T + (45 if seam == "overlap" else 60)
+    assert last_record_time(Archive(directory / "m2")) == Timestamp(end)
+    source = SetSource(directory)
+    theirs = set_read(referee, source)
+    diffs = set_differences(theirs, kit_document(source.name(), referee.set_profile))
+    assert not diffs, "\n".join(diffs)
+    assert theirs["end"] == [end, 0]
