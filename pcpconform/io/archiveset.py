@@ -350,10 +350,11 @@ class ArchiveSet(Archive):
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp(record.data)
 
     def open_loads(self) -> list[int]:
-        """The members (time-order positions) in the order a PCP 6.0 context loads their
-        metadata when it opens the set: namelist order, then the first in time again
-        (SET-META-5). Each later switch to a member loads it once more."""
-        return [m.position for m in sorted(self.members, key=lambda m: m.loaded)] + [0]
+        """The members (time-order positions) in the order a context loads their metadata
+        when it opens the set: namelist order, then, in PCP 6.0, the first in time again
+        (SET-META-5). PCP 6.0 loads a member once more on each later switch to it."""
+        loads = [m.position for m in sorted(self.members, key=lambda m: m.loaded)]
+        return loads + [0] if self.profile == "pcp-6.0" else loads
 
     def result_members(self) -> Iterator[int]:
         """For each record ``results`` yields (forwards), the member libpcp is reading when

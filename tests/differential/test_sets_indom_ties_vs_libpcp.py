@@ -5,12 +5,15 @@ order, and the directory), pmGetInDom after each result of a forward pass."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.format.pmtypes import PmID, PmInDom, Timestamp
+from pcpconform.io.archiveset import ArchiveSet
+from pcpconform.io.setmeta import instances_as_loaded
 from pcpconform.oracles.interp.model import DEVIATIONS
 from tests.differential.libpcp.referees import Referee
 from tests.differential.libpcp.set_bridge import SetSource, kit_interp, set_interp, set_read
@@ -74,3 +77,33 @@ def test_tied_instance_domains(tmp_path: Path, referee: Referee, order: tuple[st
     got = set_interp(referee, source, Timestamp(T + 5), 5 * SECOND, 11, [counter]).fetches
     assert got == kit_interp(source, referee.set_profile, referee.interp_rules, Timestamp(T + 5), 5 * SECOND, 11,
                              [counter], tuple(DEVIATIONS))
+
+
+PM_SET_INDOM = Path(__file__).resolve().parent / "libpcp" / "pm_set_indom.py"
+
+
+@pytest.mark.parametrize("order", [("m1", "m2", "m3"), ("m3", "m2", "m1"), ("m2", "m1", "m3")])
+@pytest.mark.parametrize("at", [25, 45])
+def test_tied_instance_domains_where_pmsetmode_positions(tmp_path: Path, referee: Referee,
+                                                         order: tuple[str, ...], at: int) -> None:
+    """SET-META-5: pmGetInDom right after pmSetMode: PCP 6.0 loads the member pmSetMode
+    positions in (SET-REPLAY-6: m2 for T+25, m3 for T+45), whose record then wins; 6.3 and 7
+    keep the namelist's last."""
+    directory = tmp_path / "s"
+    directory.mkdir()
+    for name, (times, insts, last) in MEMBERS.items():
+        churn_member(directory / name, times, [insts] * (len(times) - 1) + [last])
+    source = SetSource(directory, order)
+    proc = referee.python(PM_SET_INDOM, str(T + at), "60", "1", *source.args(), dirs=[directory])
+    assert proc.returncode == 0, proc.stderr
+    theirs = json.loads(proc.stdout)
+    s = ArchiveSet(source.name(), profile=referee.set_profile)
+    loads = s.open_loads()
+    if referee.set_profile == "pcp-6.0":
+        loads.append(s.positioned_member(float(at), lambda ts: ts.total_nsec() / SECOND - T))
+    ours = instances_as_loaded([m.archive for m in s.members], int(PmInDom("60.1")), Timestamp(T + at), loads)
+    assert ours is not None
+    assert theirs == {str(i): n for i, n in sorted(ours.items())}
+    positioned = MEMBERS["m2"] if at == 25 else MEMBERS["m3"]
+    if referee.set_profile == "pcp-6.0":
+        assert theirs == _names(positioned[1])
