@@ -9,7 +9,7 @@ from typing import Any
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
 
-__all__ = ["T", "member"]
+__all__ = ["T", "churn_member", "member"]
 
 T = 1_700_000_000
 
@@ -35,6 +35,24 @@ def member(base: Path, t0: float, n: int = 3, *, step: float = 10, host: str = "
                                                           **{name: _extra(ptype, t0 + k * step)
                                                              for name, _, ptype in extra}}}
                        for k in range(n)]}
+    generate_archive(parse_fixture(doc), base)
+    return base
+
+
+def churn_member(base: Path, times: Sequence[int], instances: Sequence[dict[str, int]]) -> Path:
+    """A member of ``member``'s two metrics sampled at ``times``, the k-th sample with the
+    instances ``instances[k]`` of 60.1: each change writes an instance domain record at that
+    sample's time (and the temporal index entry before that sample's record)."""
+    every: dict[str, int] = {}
+    for insts in instances:
+        every.update(insts)
+    doc = {"archive": {"version": 3, "hostname": "h1", "timezone": "UTC"},
+           "metrics": [{"name": "t.counter", "pmid": "60.0.1", "type": "u64", "sem": "counter", "indom": "60.1"},
+                       {"name": "t.instant", "pmid": "60.0.2", "type": "double", "sem": "instant"}],
+           "indoms": [{"indom": "60.1", "instances": every}],
+           "samples": [{"time": t, "values": {"t.counter": {i: 100 * k for i in insts}, "t.instant": 1.5 + k},
+                        "instances": {"60.1": list(insts)}}
+                       for k, (t, insts) in enumerate(zip(times, instances))]}
     generate_archive(parse_fixture(doc), base)
     return base
 

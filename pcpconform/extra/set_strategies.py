@@ -19,6 +19,7 @@ from pcpconform.extra.strategies import fixtures
 from pcpconform.fixtures.fixture import Fixture, InDomSpec, MetricSpec, Sample
 from pcpconform.fixtures.sets import DAMAGE, SetMemberSpec, first_time, generate_set, last_time, shifted, split_fixture
 from pcpconform.format.pmtypes import PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.io.setform import namelist
 
 if TYPE_CHECKING:
     from hypothesis import strategies as st
@@ -42,18 +43,30 @@ class SetPlan:
     seams: list[str] = field(default_factory=list)
     changes: list[tuple[int, str]] = field(default_factory=list)    # (member, change)
     order: list[int] | None = None      # a comma-separated list in this order, else the directory
+    #: the directory's namelist order drawn (its members' positions): when ``readdir`` lists
+    #: the directory otherwise, the set is given as the list in this order instead, so the
+    #: namelist is the draw's, never the file system's (SET-FORM-1: the two are one namelist)
+    listing: list[int] | None = None
+    #: whether ``write`` gave the directory itself (else a list)
+    as_directory: bool = field(default=False, init=False)
 
     def write(self, directory: Path) -> str:
         """Write the members into ``directory``; the set's name as a client gives it."""
         bases = generate_set(self.members, directory)
-        if self.order is None:
+        order = self.order
+        if order is None and self.listing is not None and namelist(directory) != [str(bases[i]) for i in self.listing]:
+            order = self.listing
+        self.as_directory = order is None
+        if order is None:
             return str(directory)
-        return ",".join(str(bases[i]) for i in self.order)
+        return ",".join(str(bases[i]) for i in order)
 
     def describe(self) -> str:
         return (f"{len(self.members)} members, seams {self.seams}, changes {self.changes}, "
                 f"damage {[(m.name, m.damage) for m in self.members if m.damage]}, "
-                f"{'list ' + str(self.order) if self.order is not None else 'directory'}")
+                f"{'list ' + str(self.order) if self.order is not None else 'directory'}"
+                f"{' listed ' + str(self.listing) if self.listing is not None else ''}"
+                f"{' (given as that list)' if self.listing is not None and not self.as_directory else ''}")
 
 
 def _changed_metric(draw: st.DrawFn, f: Fixture, change: str) -> Fixture:
@@ -180,4 +193,6 @@ def archive_sets(draw: st.DrawFn, *, max_members: int = 5, seams: tuple[str, ...
     plan.members = [SetMemberSpec(name, f, harm if k == hurt else None) for k, (name, f) in enumerate(zip(names, out))]
     if lists and draw(st.booleans(), label="as a list"):
         plan.order = draw(st.permutations(range(len(out))), label="list order")
+    elif lists:
+        plan.listing = draw(st.permutations(range(len(out))), label="directory order")
     return plan

@@ -13,6 +13,7 @@ import enum
 import os
 import stat
 import struct
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from pcpconform.errors import FormatError
@@ -106,10 +107,11 @@ def _last_record_time_fast(archive: Archive) -> Timestamp | None:
 def _last_record_time_reference(archive: Archive) -> Timestamp | None:
     """pmGetArchiveEnd (``__pmGetArchiveEnd_ctx``): the time of the last record of the last
     volume holding one, found as libpcp finds it: the record that ends the file, when it is
-    whole and readable; else, from the last index entry in the volume, the records read
-    forwards until one is not (the one ending at that entry must be readable, or there is
-    no end). None when libpcp finds none (it then reports PM_ERR_LOGREC). Records are framed,
-    not decoded, except those libpcp reads."""
+    whole and readable; else, from the last index entry in the volume at or before its
+    physical end, the records read forwards until one is not, starting with the one ending
+    at that entry (which must be readable, or there is no end). None when libpcp finds
+    none (it then reports PM_ERR_LOGREC). Records are framed, not decoded, except those
+    libpcp reads."""
     types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
     entries: list[Any] | None = None
 
@@ -120,6 +122,12 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
             return None
 
     for vol in sorted(archive.files.volumes, reverse=True):
+        path = archive.files.volumes[vol]
+        if not strip_compression(path.name)[1]:
+            done, stamp = _plain_volume_end(archive, vol, readable)
+            if done:
+                return stamp
+            continue
         spans: list[tuple[int, int]] = []           # offset, length of each whole record
         last: RawRecord | None = None
         version = archive.version
@@ -158,9 +166,12 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
         before = [o for o, length in spans if o + length == logend]
         if logend > spans[0][0] and (not before or found.get(before[0]) is None):
             return None                 # "badly damaged"
+        # the backward read leaves the file at the start of the record ending at the entry:
+        # the forward chase reads that record first
+        start = before[0] if logend > spans[0][0] else logend
         end = None
         for offset, _ in spans:
-            if offset < logend:
+            if offset < start:
                 continue
             if found.get(offset) is None:
                 break
@@ -168,6 +179,68 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
         if end is not None:
             return end
     return None
+
+
+def _plain_volume_end(archive: Archive, vol: int,
+                      readable: Callable[[RawRecord, int], Timestamp | None]) -> tuple[bool, Timestamp | None]:
+    """``__pmGetArchiveEnd_ctx`` on one uncompressed volume, reading as libpcp reads, by
+    seeking: the record that ends the file read backwards (its trailer gives its length);
+    else the last index entry at or before the file's size, the record ending there read
+    backwards and the records from it read forwards while they are readable. (True, the
+    end's time); (True, None) when the record ending at the entry is unreadable (libpcp
+    gives up: PM_ERR_LOGREC); (False, None) when the volume gives no end (libpcp tries the
+    volume before)."""
+    path = archive.files.volumes[vol]
+    try:
+        with Component(path) as comp:
+            version = comp.version
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            label = LABEL_SIZE[version]
+            if size <= label:
+                return False, None
+
+            def word(offset: int) -> int | None:
+                f.seek(offset)
+                data = f.read(4)
+                return _WORD.unpack(data)[0] if len(data) == 4 else None
+
+            def record(start: int, length: int) -> RawRecord | None:
+                if length < 8 or start < label or start + length > size:
+                    return None
+                f.seek(start)
+                data = f.read(length)
+                if len(data) != length or _WORD.unpack_from(data, length - 4)[0] != length:
+                    return None
+                return RawRecord(path.name, 0, start, data)
+
+            def backward(end: int) -> RawRecord | None:
+                length = word(end - 4)
+                return None if length is None or length > end else record(end - length, length)
+
+            last = backward(size)
+            if last is not None and (stamp := readable(last, version)) is not None:
+                return True, stamp
+            index = list(archive.index_entries()) if archive.files.index is not None else []
+            mine = [e.off_data for e in index if e.vol == vol and e.off_data <= size]
+            if not mine:
+                return False, None
+            offset = logend = mine[-1]
+            if logend > label:
+                before = backward(logend)
+                if before is None or readable(before, version) is None:
+                    return True, None       # "badly damaged"
+                offset = logend - len(before.data)
+            end: Timestamp | None = None
+            while (length := word(offset)) is not None and offset + length <= size:
+                rec = record(offset, length)
+                got = readable(rec, version) if rec is not None else None
+                if got is None:
+                    break
+                end, offset = got, offset + length
+            return end is not None, end
+    except (OSError, FormatError):
+        return False, None
 
 
 END = register("archive.end", reference=_last_record_time_reference, fast=_last_record_time_fast,

@@ -349,6 +349,25 @@ class ArchiveSet(Archive):
                 return
             yield base + vol, v2_result_as_v3(record) if convert else record, stamp(record.data)
 
+    def open_loads(self) -> list[int]:
+        """The members (time-order positions) in the order a context loads their metadata
+        when it opens the set: namelist order, then, in PCP 6.0, the first in time again
+        (SET-META-5). PCP 6.0 loads a member once more on each later switch to it."""
+        loads = [m.position for m in sorted(self.members, key=lambda m: m.loaded)]
+        return loads + [0] if self.profile == "pcp-6.0" else loads
+
+    def result_members(self) -> Iterator[int]:
+        """For each record ``results`` yields (forwards), the member libpcp is reading when
+        it returns it: a virtual mark's is the member before the seam (the switch comes
+        with the next read)."""
+        if self.direction < 0:
+            raise ValueError("the members of a forward read")
+        current = self._only or 0
+        for gvol, record in self._records(shift=False):
+            if record.index >= 0:
+                current = gvol // VOL_STRIDE
+            yield current
+
     def records_as_read(self) -> Iterator[tuple[int, RawRecord]]:
         """Every record a forward INTERP context reads, in order: each member's records,
         those a replay never delivers (SET-REPLAY-2) included, and each virtual mark at its

@@ -16,12 +16,13 @@ import itertools
 from collections.abc import Sequence
 
 from pcpconform.errors import Location
-from pcpconform.format.pmtypes import PmID
+from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.format.schema import TYPE_DESC
 from pcpconform.io.archive import Archive, Desc, InDomRecord, LabelRecord, _Metadata
 from pcpconform.io.setform import SetError
 
-__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "findable_names", "merge_metadata"]
+__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "findable_names", "instances_as_loaded",
+           "merge_metadata"]
 
 #: what libpcp compares, in its order, and the error it gives for each (__pmLogAddDesc)
 DESC_FIELDS = (("type", "PM_ERR_LOGCHANGETYPE"), ("sem", "PM_ERR_LOGCHANGESEM"),
@@ -70,6 +71,9 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
     ``check_descs``)."""
     md = _Metadata()
     indoms: dict[int, list[tuple[int, int, InDomRecord]]] = {}
+    # PCP 6.0 reopens the first member in time once all are loaded: its records of a time
+    # are in force over the others' of that time (SET-META-5)
+    reopened = by_time[0] if profile == "pcp-6.0" and by_time else None
     labels: list[tuple[int, int, LabelRecord]] = []
     for n, member in enumerate(loaded):
         mine = member.metadata
@@ -83,9 +87,10 @@ def merge_metadata(loaded: Sequence[Archive], by_time: Sequence[Archive], profil
                     md.descs[pmid] = Desc(old.pmid, old.type, old.indom, old.sem, old.units, merged)
             for name in desc.names:
                 md.names.setdefault(name, pmid)      # the first binding wins
+        rank = len(loaded) if member is reopened else n
         for key, history in mine.indoms.items():
             for rec in history:
-                indoms.setdefault(key, []).append((rec.timestamp.total_nsec(), n, rec))
+                indoms.setdefault(key, []).append((rec.timestamp.total_nsec(), rank, rec))
         labels.extend((rec.timestamp.total_nsec(), n, rec) for rec in mine.labels)
         if profile != "pcp-6.0":
             md.text.update(mine.text)                # each member's text replaces
@@ -113,6 +118,31 @@ def findable_names(names: dict[str, int], first: Archive) -> dict[str, int]:
     as hidden (SET-META-4); the metric stays known by pmID, names included (pmNameAll)."""
     made = {node for name in first.metadata.names for node in (*_inner_nodes(name), name)}
     return {name: pmid for name, pmid in names.items() if all(n in made for n in _inner_nodes(name))}
+
+
+def instances_as_loaded(members: Sequence[Archive], indom: int, at: Timestamp,
+                        loads: Sequence[int]) -> dict[int, str] | None:
+    """The instances PCP 6.0's pmGetInDom gives at ``at`` (None: no record of ``indom`` yet)
+    when the context has loaded ``members`` (in time order) in the order ``loads`` (indices
+    into ``members``, a member reloaded each time the context switches to it). Each load
+    puts the member's records at the head of their time slots, so of the members' records
+    at the latest time at or before ``at`` the one of the member loaded last is in force
+    (SET-META-5); of one member's records at one time, its last."""
+    slot: Timestamp | None = None
+    for m in members:
+        for rec in m.metadata.indoms.get(indom, []):
+            if rec.timestamp <= at and (slot is None or rec.timestamp > slot):
+                slot = rec.timestamp
+    if slot is None:
+        return None
+    latest = {k: n for n, k in enumerate(loads)}
+    best: tuple[int, InDomRecord] | None = None
+    for k, m in enumerate(members):
+        mine = [rec for rec in m.metadata.indoms.get(indom, []) if rec.timestamp == slot]
+        if mine and (best is None or latest.get(k, -1) >= best[0]):
+            best = (latest.get(k, -1), mine[-1])
+    assert best is not None
+    return dict(best[1].instances)
 
 
 def _inner_nodes(name: str) -> list[str]:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from pcpconform.errors import FormatError, UsageError
-from pcpconform.format.pmtypes import PmID, PmInDom, TextType
+from pcpconform.format.pmtypes import PmID, PmInDom, TextType, Timestamp
 from pcpconform.io.archiveset import ArchiveSet, libpcp_error
+from pcpconform.io.setmeta import instances_as_loaded
 from tests.differential.libpcp.compare import our_view, reader_differences, result_views
 
 __all__ = ["kit_document", "set_differences"]
@@ -53,12 +54,37 @@ def kit_document(name: str, profile: str) -> dict[str, Any]:
     doc["text_at_open"] = doc["text"]
     doc["names_at_open"] = {name: str(PmID(pmid)) for name, pmid in s.metadata.names.items()}
     if profile == "pcp-6.0":
+        doc["indoms"] = _indoms_as_reloaded(s, results)
         # the pass reopened every member it reached, in time order (SET-META-3)
         after = dict(s.metadata.text)
         for m in s.members[:reached]:
             after.update(m.archive.metadata.text)
         doc["text"] = _text(after)
     return doc
+
+
+def _indoms_as_reloaded(s: ArchiveSet, results: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """pm_read.py's pmGetInDom after each result of the forward pass, as PCP 6.0 answers it
+    (SET-META-5): the set's open loads the members, pmGetArchiveEnd loads the last member
+    and then the first again, and the pass loads each member it switches to."""
+    archives = [m.archive for m in s.members]
+    loads = [*s.open_loads(), len(archives) - 1, 0]
+    out: dict[str, list[Any]] = {}
+    indoms = sorted({int(d.indom) for d in s.descs() if not d.indom.is_null})
+    last: dict[int, dict[str, str]] = {}
+    for res, k in zip(results, s.result_members()):
+        if k != loads[-1]:
+            loads.append(k)
+        at = Timestamp(res["time"][0], res["time"][1])
+        for indom in indoms:
+            got = instances_as_loaded(archives, indom, at, loads)
+            if got is None:
+                continue
+            snap = {str(i): n for i, n in sorted(got.items())}
+            if snap != last.get(indom):
+                out.setdefault(str(PmInDom(indom)), []).append([res["time"], snap])
+                last[indom] = snap
+    return out
 
 
 def _members_reached(s: ArchiveSet, exc: FormatError) -> int:
