@@ -96,7 +96,8 @@ class MetricTable:
         self.short = [slot(e.shorttext) if e.shorttext else (None, False) for e in self.entries]
         self.long = [slot(e.helptext) if e.helptext else (None, False) for e in self.entries]
         self.escaped = [None if t is None else escape_bytes(t) for t, _ in self.names]
-        self.pcp_names: list[str | None] = []      # the names the PMDA exports (the walk's)
+        self.exported: list[str | None] = []       # the names the PMDA exports (the walk's)
+        self.pcp_names: list[str | None] = []      # and escaped
 
     def clean(self) -> list[bool]:
         """The metrics whose lines the rows make: no problem line, no extra member."""
@@ -108,15 +109,16 @@ class MetricTable:
 
     def rows(self, pmid: Callable[[int], str | None],
              pcp_indom: Callable[[int], str | None],
-             place: Callable[[bytes | None, int, int], bool]) -> Callable[[int, int], Block]:
+             place: Callable[[bytes | None, int, int, str | None], bool]) -> Callable[[int, int], Block]:
         """A maker of the block of the clean metrics lo..hi; ``place`` puts a metric's name
-        into the walk's namespace (in entry order, as the walk's own ``metric`` does)."""
+        (and its ``exported`` name) into the walk's namespace (in entry order, as the walk's
+        own ``metric`` does)."""
         clean = self.clean()
         ROW_FALLBACKS["metrics"] += clean.count(False)
         indoms: dict[int, str] = {}
 
         def block(lo: int, hi: int) -> Block:
-            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type)
+            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type, self.exported[n])
                         for n in range(lo, hi)]
 
             def jsonl() -> list[str]:
