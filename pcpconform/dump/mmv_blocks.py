@@ -216,6 +216,7 @@ class _Values:
         self._hex: list[str] | None = None
         self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
         self._columns: dict[str, Any] | None = None
+        self._kernel_metrics: dict[bool, list[tuple[int, bool, str, str, str]]] = {}
 
     @property
     def strings(self) -> dict[int, bytes]:
@@ -239,6 +240,16 @@ class _Values:
         return [(m.type, is_singular(m.indom), m.json_part, f"  [{m.item}/", m.text_name)
                 for m in self.metrics]
 
+    def kernel_metrics(self, text: bool) -> list[tuple[int, bool, str, str, str]]:
+        """``metric_columns`` as one format's kernel reads them: the listing reads not the
+        JSON members, JSON Lines not the listing's head and name ("" stands in for them)."""
+        made = self._kernel_metrics.get(text)
+        if made is None:
+            made = self._kernel_metrics[text] = [
+                (m.type, is_singular(m.indom), "", f"  [{m.item}/", m.text_name) if text else
+                (m.type, is_singular(m.indom), m.json_part, "", "") for m in self.metrics]
+        return made
+
     @cached_property
     def _instance_entries(self) -> tuple[list[str], list[str | None]]:
         """Per instance offset (sorted), the id as text and the name."""
@@ -257,7 +268,7 @@ class _Values:
     def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
         and name as JSON and the listing's part."""
-        return (self.inst_keys.tobytes(), self._instance_entries[0], self._instance_json,
+        return (self._inst_key_bytes, self._instance_entries[0], self._instance_json,
                 self._instance_text)
 
     def kernel_instances(self, text: bool) -> tuple[bytes, list[str], list[str], list[str]]:
@@ -266,9 +277,13 @@ class _Values:
         made (the same list, of the right length, stands in for them)."""
         if text:
             texts = self._instance_text
-            return self.inst_keys.tobytes(), texts, texts, texts
+            return self._inst_key_bytes, texts, texts, texts
         ids, names = self._instance_entries[0], self._instance_json
-        return self.inst_keys.tobytes(), ids, names, names
+        return self._inst_key_bytes, ids, names, names
+
+    @cached_property
+    def _inst_key_bytes(self) -> bytes:
+        return bytes(self.inst_keys.tobytes())
 
     def hexes(self) -> list[str]:
         if self._hex is None:

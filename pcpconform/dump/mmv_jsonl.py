@@ -252,7 +252,8 @@ class _Walk:
                 continue
             if kind == TOC_METRICS:
                 fit = self.fitting(s, kind, count, base)
-                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit)
+                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
+                                                                               self.stats)
                 metrics.exported = [None if t is None else exported_name(self.file_name, decode_text(t), self.flags)
                                     for t, _ in metrics.names]
                 metrics.pcp_names = [None if x is None else escape_bytes(encode_text(x)) for x in metrics.exported]
