@@ -191,14 +191,20 @@ class _Values:
         else:
             self.pos = np.zeros(count, np.intp)
             known = np.zeros(count, bool)
-        types = np.array([m.type for m in self.metrics] or [0], np.int64)[self.pos]
+        # what each row needs of its metric, per metric first (1023 at most), then by row
+        metric_types = np.array([m.type for m in self.metrics] or [0], np.int64)
+        types = metric_types[self.pos]
         singular = np.array([is_singular(m.indom) for m in self.metrics] or [True])[self.pos]
-        instances = np.array(sorted(inst_at), np.uint64)
+        typed = np.isin(metric_types, MMV_TYPES)[self.pos]
+        instances = np.fromiter(inst_at, np.uint64, len(inst_at))
+        if len(instances) > 1 and not bool(np.all(instances[1:] > instances[:-1])):
+            instances.sort()                   # in entry order, sorted already (one section)
+        self.inst_keys = instances
         if len(instances):
             has_instance = _find(instances, self.ioff)[1]
         else:
             has_instance = np.zeros(count, bool)
-        clean = (known & np.isin(types, MMV_TYPES) & np.where(singular, self.ioff == 0, has_instance)
+        clean = (known & typed & np.where(singular, self.ioff == 0, has_instance)
                  & ~((types == TYPE_ELAPSED) & (self.extra > 0)))
         rows = np.nonzero(clean & (types == TYPE_STRING))[0]
         ends = slot_ends(data, self.extra[rows], stats)
@@ -210,6 +216,7 @@ class _Values:
         self._hex: list[str] | None = None
         self._inst: tuple[dict[int, str], dict[int, str], dict[int, str]] | None = None
         self._columns: dict[str, Any] | None = None
+        self._kernel_metrics: dict[bool, list[tuple[int, bool, str, str, str]]] = {}
 
     @property
     def strings(self) -> dict[int, bytes]:
@@ -233,16 +240,50 @@ class _Values:
         return [(m.type, is_singular(m.indom), m.json_part, f"  [{m.item}/", m.text_name)
                 for m in self.metrics]
 
+    def kernel_metrics(self, text: bool) -> list[tuple[int, bool, str, str, str]]:
+        """``metric_columns`` as one format's kernel reads them: the listing reads not the
+        JSON members, JSON Lines not the listing's head and name ("" stands in for them)."""
+        made = self._kernel_metrics.get(text)
+        if made is None:
+            made = self._kernel_metrics[text] = [
+                (m.type, is_singular(m.indom), "", f"  [{m.item}/", m.text_name) if text else
+                (m.type, is_singular(m.indom), m.json_part, "", "") for m in self.metrics]
+        return made
+
     @cached_property
+    def _instance_entries(self) -> tuple[list[str], list[str | None]]:
+        """Per instance offset (sorted), the id as text and the name."""
+        entries = list(map(self.inst_at.__getitem__, self.inst_keys.tolist()))
+        return [str(i) for i, _ in entries], [n for _, n in entries]
+
+    @cached_property
+    def _instance_json(self) -> list[str]:
+        return list(map(_js, self._instance_entries[1]))
+
+    @cached_property
+    def _instance_text(self) -> list[str]:
+        return [f'[{i} or "{n or "?"}"]' for i, n in map(self.inst_at.__getitem__, self.inst_keys.tolist())]
+
+    @property
     def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
         and name as JSON and the listing's part."""
-        keys = sorted(self.inst_at)
-        entries = list(map(self.inst_at.__getitem__, keys))
-        ids = [str(i) for i, _ in entries]
-        names = [n for _, n in entries]
-        return (np.array(keys, np.uint64).tobytes(), ids, list(map(_js, names)),
-                list(map('[{} or "{}"]'.format, ids, [n or "?" for n in names])))
+        return (self._inst_key_bytes, self._instance_entries[0], self._instance_json,
+                self._instance_text)
+
+    def kernel_instances(self, text: bool) -> tuple[bytes, list[str], list[str], list[str]]:
+        """``instance_columns`` as one format's kernel reads them: the listing reads only
+        the listing's parts, JSON Lines only the ids and names, so the other lists are not
+        made (the same list, of the right length, stands in for them)."""
+        if text:
+            texts = self._instance_text
+            return self._inst_key_bytes, texts, texts, texts
+        ids, names = self._instance_entries[0], self._instance_json
+        return self._inst_key_bytes, ids, names, names
+
+    @cached_property
+    def _inst_key_bytes(self) -> bytes:
+        return bytes(self.inst_keys.tobytes())
 
     def hexes(self) -> list[str]:
         if self._hex is None:
@@ -443,8 +484,14 @@ def instance_table(data: bytes, version: int, base: int, count: int, stats: Path
             names.append((inline, not nul, bool(rest.strip(b"\0"))))
         offsets = [0] * count
     else:
+        starts = table["external"].astype(np.int64)
         offsets = table["external"].tolist()
-        ends = slot_ends(data, table["external"].astype(np.int64), stats).tolist()   # by columns: slot_text
+        found = slot_ends(data, starts, stats)       # by columns: slot_text
+        if bool(np.all(found >= 0)):                # every name terminated (the common case)
+            texts: list[bytes] = list(map(data.__getitem__, map(slice, offsets, (starts + found).tolist())))
+            return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
+                    offsets, list(zip(texts, repeat(False), repeat(False))), escape_all(texts))
+        ends = found.tolist()
         for at, end in zip(offsets, ends):
             if end == -2:
                 names.append((None, False, False))

@@ -9,7 +9,7 @@ import re
 import struct
 from collections import namedtuple
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -158,11 +158,17 @@ class MetricAt:
     pcp_name: str | None
     pmid: str | None
 
-    def __post_init__(self) -> None:
-        # the members of a value line from name to pmid, and the text listing's name
-        self.json_part = (f'"name":{json_string(self.name)},"item":{self.item},'
-                          f'"pcp_name":{json_string(self.pcp_name)},"pmid":{json_string(self.pmid)}')
-        self.text_name = "?" if self.name is None else self.name
+    # made when first read: a dump in one format reads one of them
+    @cached_property
+    def json_part(self) -> str:
+        """The members of a value line from name to pmid."""
+        return (f'"name":{json_string(self.name)},"item":{self.item},'
+                f'"pcp_name":{json_string(self.pcp_name)},"pmid":{json_string(self.pmid)}')
+
+    @property
+    def text_name(self) -> str:
+        """The listing's name."""
+        return "?" if self.name is None else self.name
 
 
 class Layout:

@@ -246,13 +246,17 @@ class _Walk:
                 self.instance_tables[(base, fit)] = table
                 _, _, internals, _, names, texts = table
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
-                inst_at.update(zip(entry_at, zip(internals, (None if t is None else e for (t, _, _), e
-                                                             in zip(names, texts)))))
+                named = texts if all(t is not None for t, _, _ in names) else \
+                    [None if t is None else e for (t, _, _), e in zip(names, texts)]
+                inst_at.update(zip(entry_at, zip(internals, named)))
                 continue
             if kind == TOC_METRICS:
                 fit = self.fitting(s, kind, count, base)
-                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit)
-                metrics.pcp_names = [None if t is None else self.pcp_name(t) for t, _ in metrics.names]
+                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
+                                                                               self.stats)
+                metrics.exported = [None if t is None else exported_name(self.file_name, decode_text(t), self.flags)
+                                    for t, _ in metrics.names]
+                metrics.pcp_names = [None if x is None else escape_bytes(encode_text(x)) for x in metrics.exported]
                 metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
                     MetricAt(name, e.item, e.type, e.indom, pcp_name, self.pmid(e.item))
                     for e, name, pcp_name in zip(metrics.entries, metrics.escaped, metrics.pcp_names))))
@@ -305,7 +309,8 @@ class _Walk:
             metrics = self.metric_tables[(base, fit)]
             clean = metrics.clean()
             block = metrics.rows(self.pmid, self.pcp_indom,
-                                 lambda name, item, mtype: self.place(name, item, mtype, seen_items))
+                                 lambda name, item, mtype, pcp_name: self.place(name, item, mtype, seen_items,
+                                                                                pcp_name))
         elif kind == TOC_VALUES:
             clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
                                       self.stats)
@@ -414,13 +419,15 @@ class _Walk:
                                          clause="MMV-VAL-1"))
         yield from problems
 
-    def place(self, name: bytes | None, item: int, mtype: int, seen: set[int]) -> bool:
+    def place(self, name: bytes | None, item: int, mtype: int, seen: set[int],
+              pcp_name: str | None = None) -> bool:
         """Whether the PMDA exports a metric of this name, item and type, the metrics before
         it placed (``seen``: their items); the name goes into the namespace as the PMDA
-        inserts it: a metric whose name and item pass, whatever its type."""
+        inserts it: a metric whose name and item pass, whatever its type. ``pcp_name``: the
+        name's ``exported_name``, where the caller has it."""
         ok_item = item <= 1023 and 0 <= self.cluster <= 4095
-        pcp_name = None if name is None else exported_name(
-            self.file_name, name.decode("utf-8", "surrogateescape"), self.flags)
+        if pcp_name is None and name is not None:
+            pcp_name = exported_name(self.file_name, decode_text(name), self.flags)
         inserted = (ok_item and item not in seen and pcp_name is not None and bool(name)
                     and only_name_chars(pcp_name) is not None)
         placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported

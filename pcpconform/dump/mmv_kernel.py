@@ -49,9 +49,9 @@ def kernel_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
     """``reference_lines`` by the compiled kernel (chunks of about 256 KB)."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
-    keys, ids, names, texts = values.instance_columns
+    keys, ids, names, texts = values.kernel_instances(fmt == "text")
     chunks: list[str] = _kernel.value_lines(fmt == "text", values.data, values.base, lo, hi, values.sentinel,
-                                            values.positions, values.metric_columns, keys, ids, names,
+                                            values.positions, values.kernel_metrics(fmt == "text"), keys, ids, names,
                                             texts)
     return chunks
 

@@ -13,11 +13,13 @@ slot has no NUL (or, in version 1, bytes after it), is left to the walk's per-en
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
+import numpy as np
+
 from pcpconform.dump.escape import escape_bytes
-from pcpconform.dump.mmv_blocks import ROW_FALLBACKS, Block
+from pcpconform.dump.mmv_blocks import ROW_FALLBACKS, Block, escape_all, slot_ends
 from pcpconform.dump.mmv_fields import (
     TYPE_DESCRIPTIONS,
     TYPE_TOKENS,
@@ -27,8 +29,9 @@ from pcpconform.dump.mmv_fields import (
     unit_fields,
     units_text,
 )
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.model import MMV_TYPES, is_singular
-from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, TOC_METRICS
+from pcpconform.mmv.schema import STRING_SIZE, TOC_METRICS
 
 __all__ = ["MetricTable"]
 
@@ -61,42 +64,50 @@ class MetricTable:
     and help slots as the walk reads them (None: no slot in the file; the flag: no NUL in
     it, or bytes after the NUL of a version 1 name)."""
 
-    def __init__(self, data: bytes, version: int, base: int, count: int) -> None:
+    def __init__(self, data: bytes, version: int, base: int, count: int, stats: PathStats) -> None:
         layout = layouts(version)[TOC_METRICS]
         size = layout.struct.size
         self.version, self.base, self.size = version, base, size
         make = layout.tuple._make
         self.entries: list[Any] = [make(row) for row in layout.struct.iter_unpack(
             data[base:base + size * count])] if count else []
-        slots: dict[int, tuple[bytes | None, bool]] = {0: (None, False)}
-        find = data.find
-        end_of_slots = len(data) - STRING_SIZE
-
-        def slot(offset: int) -> tuple[bytes | None, bool]:
-            known = slots.get(offset)
-            if known is not None:
-                return known
-            if offset < HEADER_SIZE or offset > end_of_slots:
-                text: tuple[bytes | None, bool] = (None, False)
-            else:
-                end = find(b"\0", offset, offset + STRING_SIZE)
-                text = ((data[offset:offset + STRING_SIZE - 1], True) if end < 0
-                        else (data[offset:end], False))
-            slots[offset] = text
-            return text
-
         self.names: list[tuple[bytes | None, bool]]
+        # every slot offset read at once (``slot_ends``: -2 no slot in the file, -1 no NUL)
+        offsets = [e.shorttext for e in self.entries] + [e.helptext for e in self.entries]
+        if version != 1:
+            offsets += [e.name for e in self.entries]
+        # unsigned offsets: one past 2^63 becomes negative, no slot, as it is none
+        ends = slot_ends(data, np.array(offsets, np.uint64).view(np.int64), stats).tolist() if offsets else []
+        texts: list[tuple[bytes | None, bool]] = [
+            (None, False) if end == -2 else (data[at:at + STRING_SIZE - 1], True) if end == -1
+            else (data[at:at + end], False) for at, end in zip(offsets, ends)]
+        n = len(self.entries)
+        self.short = [t if at else (None, False) for at, t in zip(offsets[:n], texts[:n])]
+        self.long = [t if at else (None, False) for at, t in zip(offsets[n:2 * n], texts[n:2 * n])]
         if version == 1:
             self.names = []
             for e in self.entries:
                 text, nul, rest = e.name.partition(b"\0")
                 self.names.append((text, not nul or bool(rest.strip(b"\0"))))
         else:
-            self.names = [slot(e.name) for e in self.entries]
-        self.short = [slot(e.shorttext) if e.shorttext else (None, False) for e in self.entries]
-        self.long = [slot(e.helptext) if e.helptext else (None, False) for e in self.entries]
-        self.escaped = [None if t is None else escape_bytes(t) for t, _ in self.names]
-        self.pcp_names: list[str | None] = []      # the names the PMDA exports (the walk's)
+            self.names = texts[2 * n:]
+        raw = [t for t, _ in self.names]
+        named = [t for t in raw if t is not None]
+        self.escaped: list[str | None] = list(escape_all(named)) if len(named) == len(raw) else \
+            [None if t is None else escape_bytes(t) for t in raw]
+        self.exported: list[str | None] = []       # the names the PMDA exports (the walk's)
+        self.pcp_names: list[str | None] = []      # and escaped
+
+    @cached_property
+    def help_texts(self) -> tuple[list[str | None], list[str | None]]:
+        """The short and long help texts escaped (None: no slot), all in one go."""
+        out: list[list[str | None]] = []
+        for slots in (self.short, self.long):
+            raw = [t for t, _ in slots]
+            there = [t for t in raw if t is not None]
+            escaped = iter(escape_all(there))
+            out.append([None if t is None else next(escaped) for t in raw])
+        return out[0], out[1]
 
     def clean(self) -> list[bool]:
         """The metrics whose lines the rows make: no problem line, no extra member."""
@@ -108,19 +119,21 @@ class MetricTable:
 
     def rows(self, pmid: Callable[[int], str | None],
              pcp_indom: Callable[[int], str | None],
-             place: Callable[[bytes | None, int, int], bool]) -> Callable[[int, int], Block]:
+             place: Callable[[bytes | None, int, int, str | None], bool]) -> Callable[[int, int], Block]:
         """A maker of the block of the clean metrics lo..hi; ``place`` puts a metric's name
-        into the walk's namespace (in entry order, as the walk's own ``metric`` does)."""
+        (and its ``exported`` name) into the walk's namespace (in entry order, as the walk's
+        own ``metric`` does)."""
         clean = self.clean()
         ROW_FALLBACKS["metrics"] += clean.count(False)
         indoms: dict[int, str] = {}
 
         def block(lo: int, hi: int) -> Block:
-            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type)
+            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type, self.exported[n])
                         for n in range(lo, hi)]
 
             def jsonl() -> list[str]:
                 lines = []
+                shorts, longs = self.help_texts
                 for n in range(lo, hi):
                     e = self.entries[n]
                     at = self.base + self.size * n
@@ -132,31 +145,32 @@ class MetricTable:
                         indom = indoms.get(e.indom, "")
                         if not indom:
                             indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
-                    short, long = self.short[n][0], self.long[n][0]
+                    short, long = shorts[n], longs[n]
                     lines.append(
                         f'{{"kind":"metric","index":{n},"offset":{at},{named},"item":{e.item},'
                         f'{_kind_json(e.type, e.semantics, e.dimension)},"indom":{e.indom},'
                         f'"padding":{e.padding},"shorttext_offset":{e.shorttext},"shorttext":'
-                        f'{"null" if short is None else json_string(escape_bytes(short))},'
+                        f'{"null" if short is None else json_string(short)},'
                         f'"helptext_offset":{e.helptext},"helptext":'
-                        f'{"null" if long is None else json_string(escape_bytes(long))},'
+                        f'{"null" if long is None else json_string(long)},'
                         f'"pcp_name":{json_string(self.pcp_names[n])},"pmid":{json_string(pmid(e.item))},'
                         f'"pcp_indom":{indom},"exported":{"true" if exported[n - lo] else "false"}}}')
                 return ["\n".join(lines)]
 
             def text() -> list[str]:
                 lines = []
+                shorts, longs = self.help_texts
                 for n in range(lo, hi):
                     e = self.entries[n]
-                    short, long = self.short[n][0], self.long[n][0]
+                    short, long = shorts[n], longs[n]
                     lines.append(
                         f"  [{e.item}/{self.base + self.size * n}] {self.escaped[n]}\n"
                         f"{_kind_text(e.type, e.semantics, e.padding, e.dimension)}"
                         f"{'       (no indom)' if is_singular(e.indom) else f'       indom={e.indom}'}\n"
                         + ("       (no shorttext)\n" if not e.shorttext else
-                           f"       shorttext={escape_bytes(short) if short is not None else '?'}\n")
+                           f"       shorttext={short if short is not None else '?'}\n")
                         + ("       (no helptext)" if not e.helptext else
-                           f"       helptext={escape_bytes(long) if long is not None else '?'}"))
+                           f"       helptext={long if long is not None else '?'}"))
                 return ["\n".join(lines)]
             return Block("metric", hi - lo, jsonl, text)
         return block

@@ -131,8 +131,9 @@ def write_mmv_text(records: Iterable[dict[str, Any] | Block], out: TextIO) -> No
                                or seen >= current["count"]):
                 current, seen = pending.pop(0), 0
                 _heading(current, out)
-            for chunk in obj.text():
-                out.write(chunk + "\n")
+            for chunk in obj.text():       # not chunk + "\n": that copies every chunk once more
+                out.write(chunk)
+                out.write("\n")
             seen += obj.count
             continue
         kind = obj["kind"]
