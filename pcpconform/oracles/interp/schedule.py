@@ -9,7 +9,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pcpconform.errors import UsageError
-from pcpconform.fixtures.fixture import FixtureError, parse_time
 from pcpconform.format.pmtypes import PmSem, Timestamp
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
@@ -63,6 +62,8 @@ def parse_when(text: str, what: str, start: Timestamp, end: Timestamp) -> Timest
     if body.startswith("-"):
         return Timestamp.from_nsec(end.total_nsec() - parse_interval(body[1:], what))
     body = body.lstrip("@").strip()
+    # the fixture reader's time forms; imported here, as only an absolute time needs it
+    from pcpconform.fixtures.fixture import FixtureError, parse_time
     try:
         return parse_time(body, what)
     except FixtureError:
