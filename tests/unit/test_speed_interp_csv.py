@@ -17,6 +17,7 @@ from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp import report
 from pcpconform.oracles.interp.model import NoValue, Sample
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.report import _Rows, _shown, write_csv
@@ -94,10 +95,14 @@ def test_fields_that_need_quoting(tmp_path: Path) -> None:
         assert '"a,b"' in fast and '"say ""hi"""' in fast and "end of log" in fast
 
 
-def test_bulk_rows_keep_order_percent_signs_and_mixed_values(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [8 << 20, 0], ids=["templates-kept", "templates-remade"])
+def test_bulk_rows_keep_order_percent_signs_and_mixed_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            kept: int) -> None:
     """A metric's rows written as one format: instances given out of order are sorted, a
     ``%`` in a name is written as it is, and a sample with a no-value or a bool row is
-    written row by row; all as csv.writer writes them."""
+    written row by row; all as csv.writer writes them, whether templates are kept or made
+    again at every sample (as when churn passes the limit)."""
+    monkeypatch.setattr(report, "_TEMPLATE_CHARS", kept)
     doc: dict[str, Any] = {
         "archive": {"version": 3, "hostname": "h", "timezone": "UTC"},
         "metrics": [{"name": "p.pct", "pmid": "245.0.1", "type": "double", "sem": "instant", "indom": "245.1"},

@@ -182,8 +182,9 @@ _CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
 #: value classes whose row is ``%s`` of the value: str() of an int, float repr of a float
 #: (an F32 is a float subclass whose repr is its float's, as value_text writes it)
 _BULK = frozenset((int, float, F32))
-#: templates kept at most (a domain with churn can list new instances at every sample)
-_TEMPLATES_KEPT = 4096
+#: characters of templates kept at most (a domain of thousands of instances with churn can
+#: list new instances at every sample): then they are made again as they come
+_TEMPLATE_CHARS = 8 << 20
 
 
 def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
@@ -206,6 +207,7 @@ def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate:
     # (pmid, id of the names table, the instances in the sample's order) ->
     # (the instances sorted, or None if already so; the rows' template, "" if a field is quoted)
     templates: dict[tuple[int, int, tuple[int, ...]], tuple[list[int] | None, str]] = {}
+    held = 0            # their characters and instances
     for s in samples:
         when = f"{s.time.sec}.{s.time.nsec:09d}"
         if s.eol:
@@ -219,13 +221,15 @@ def write_csv(archive: Archive, samples: Iterable[Sample], out: TextIO, *, rate:
             order_key = (pmid, id(names), tuple(insts))
             known = templates.get(order_key)
             if known is None:
-                if len(templates) >= _TEMPLATES_KEPT:     # churn: instance lists without end
+                if held > _TEMPLATE_CHARS:      # churn: instance lists without end
                     templates.clear()
+                    held = 0
                 ordered = sorted(insts)
                 mids = [f",{name},{ptext},{inst},{names.get(inst) or ''}," for inst in ordered]
                 template = "".join(f"%s{m.replace('%', '%%')}%s,\n" for m in mids) \
                     if plain(name) and all(plain(names.get(inst) or "") for inst in ordered) else ""
                 known = templates[order_key] = (None if ordered == list(insts) else ordered, template)
+                held += len(template) + 2 * len(ordered)
             order, template = known
             values = list(insts.values()) if order is None else [insts[i] for i in order]
             if template and set(map(type, values)) <= bulk:
