@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -195,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                          count),
     }
     best: dict[str, tuple[float, float]] = {}
+    every: dict[str, list[tuple[float, float]]] = {label: [] for label in runs}
+    load = os.getloadavg()[0]
     for _ in range(max(1, args.repeat)):           # interleaved rounds
         for label, cmd in runs.items():
             wall, cpu, _rss, rc = child_run(cmd)
@@ -202,12 +205,13 @@ def main(argv: list[str] | None = None) -> int:
                 status = 1
                 print(f"FAILED {label}: exit {rc}")
                 continue
+            every[label].append((wall, cpu))
             old = best.get(label)
             best[label] = (min(wall, old[0]), min(cpu, old[1])) if old else (wall, cpu)
 
     print(f"\nset {directory.relative_to(ROOT)}: {len(bases)} members, {size:.1f} MB, {len(pmids)} metrics; "
           f"{count} fetches every {delta / 1e9:.1f} s across {len(bases) - 1} seams, rules pcp-6.0; "
-          f"best of {args.repeat}\n")
+          f"best of {args.repeat}; load average {load:.1f} to {os.getloadavg()[0]:.1f}\n")
     head = f"{'case':<44} {'seconds':>8} {'cpu s':>7} {'fetches/s':>10} {'MB/s':>7}"
     print(head)
     print("-" * len(head))
@@ -217,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     if kit and pmrep:
         print(f"\npmrep / pcpconform: {pmrep[0] / kit[0]:.2f}x wall, {pmrep[1] / kit[1]:.2f}x cpu "
               f"(higher = pcpconform faster; target at least 1.0x)")
+        # each round's own ratio: the two commands of a round ran under the same load
+        rounds = [(p[0] / k[0], p[1] / k[1]) for k, p in zip(every[next(iter(runs))], every[list(runs)[1]])]
+        if rounds:
+            walls, cpus = sorted(r[0] for r in rounds), sorted(r[1] for r in rounds)
+            print(f"per round: {min(walls):.2f}x to {max(walls):.2f}x wall (median {statistics.median(walls):.2f}x), "
+                  f"{min(cpus):.2f}x to {max(cpus):.2f}x cpu (median {statistics.median(cpus):.2f}x)")
 
     print("\npeak memory of pcpconform interp, by members replayed (same fetch density):")
     density = count / len(bases)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from pcpconform.cli.heap import pad_heap
 from pcpconform.cli.output import opened_output
 from pcpconform.cli.schedule import add_schedule_arguments
 from pcpconform.cli.sources import open_input, set_notes, set_profile
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     args.rules_note = None if args.rules else other_rules_note("pcpconform interp", DEFAULT_RULES,
                                                                interp_rules_for)
     args.rules = args.rules or DEFAULT_RULES
+    pad_heap()          # each run of records reuses the pages the run before freed
     try:
         return _run(args)
     except MemoryError:

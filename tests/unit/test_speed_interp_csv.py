@@ -14,8 +14,10 @@ import pytest
 
 from pcpconform.fixtures.fixture import parse_fixture
 from pcpconform.fixtures.generate import generate_archive
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
+from pcpconform.oracles.interp import report
 from pcpconform.oracles.interp.model import NoValue, Sample
 from pcpconform.oracles.interp.replay import Replay
 from pcpconform.oracles.interp.report import _Rows, _shown, write_csv
@@ -91,3 +93,33 @@ def test_fields_that_need_quoting(tmp_path: Path) -> None:
         fast, slow = _both(a, samples, rate)
         assert fast == slow
         assert '"a,b"' in fast and '"say ""hi"""' in fast and "end of log" in fast
+
+
+@pytest.mark.parametrize("kept", [8 << 20, 0], ids=["templates-kept", "templates-remade"])
+def test_bulk_rows_keep_order_percent_signs_and_mixed_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            kept: int) -> None:
+    """A metric's rows written as one format: instances given out of order are sorted, a
+    ``%`` in a name is written as it is, and a sample with a no-value or a bool row is
+    written row by row; all as csv.writer writes them, whether templates are kept or made
+    again at every sample (as when churn passes the limit)."""
+    monkeypatch.setattr(report, "_TEMPLATE_CHARS", kept)
+    doc: dict[str, Any] = {
+        "archive": {"version": 3, "hostname": "h", "timezone": "UTC"},
+        "metrics": [{"name": "p.pct", "pmid": "245.0.1", "type": "double", "sem": "instant", "indom": "245.1"},
+                    {"name": "p.f", "pmid": "245.0.2", "type": "float", "sem": "instant", "indom": "245.1"}],
+        "indoms": [{"indom": "245.1", "instances": {"50%s": 1, "%d%%": 2, "plain": 3}}],
+        "samples": [{"time": 1700000000, "values": {"p.pct": {"plain": 0.5, "50%s": 1.0, "%d%%": 2.0},
+                                                     "p.f": {"plain": 1.5}}}]}
+    base = tmp_path / "p"
+    generate_archive(parse_fixture(doc), base)
+    a = Archive(base)
+    f32 = F32(0.1)
+    when = Timestamp(1_700_000_000)
+    samples = [Sample(when, values={int(PmID("245.0.1")): {3: 0.1, 1: 2, 2: 1e300},
+                                    int(PmID("245.0.2")): {1: f32, 3: f32}}),
+               Sample(Timestamp(1_700_000_001), values={int(PmID("245.0.1")): {3: 0.1, 1: 2, 2: 1e300}}),
+               Sample(Timestamp(1_700_000_002), values={int(PmID("245.0.1")): {1: NoValue("mark"), 3: True}}),
+               Sample(Timestamp(1_700_000_003), eol=True)]
+    fast, slow = _both(a, samples)
+    assert fast == slow
+    assert ",50%s,2," in fast and ",%d%%,1e+300," in fast and ",plain,0.1," in fast

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TextIO
 from pcpconform.dump.jsonl import typed_value
 from pcpconform.dump.text import value_text, when_text
 from pcpconform.format.pmtypes import PmID, PmSem, PmType
+from pcpconform.format.values import F32
 from pcpconform.oracles.interp.model import NoValue, Sample
 
 
@@ -190,20 +191,35 @@ _PLAIN = re.compile(r'[^,"\r\n]*\Z').match
 _CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
 
 
+#: value classes whose row is ``%s`` of the value: str() of an int, float repr of a float
+#: (an F32 is a float subclass whose repr is its float's, as value_text writes it)
+_BULK = frozenset((int, float, F32))
+#: characters of templates kept at most (a domain of thousands of instances with churn can
+#: list new instances at every sample): then they are made again as they come
+_TEMPLATE_CHARS = 8 << 20
+
+
 def write_csv(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
     """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
     metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason.
 
-    The bytes ``csv.writer`` writes; rows are joined as strings (the per-instance middle
-    cached per instance-name table), and a row with a field that needs quoting goes
-    through ``csv.writer``."""
+    The bytes ``csv.writer`` writes; a metric's rows in a sample are one ``%`` format when
+    every value is a number and no field needs quoting (the template cached per instance-name
+    table and instance list), else rows are joined as strings (the per-instance middle cached
+    per instance-name table), and a row with a field that needs quoting goes through
+    ``csv.writer``."""
     out.write(_CSV_HEADER)
     rows_of = _Rows(archive, rate)
     quoted = io.StringIO()
     quoting = csv.writer(quoted, lineterminator="\n")
     plain = _PLAIN
+    bulk = _BULK
     # (pmid, id of the cached names table) -> inst -> ",metric,pmid,inst,instance," ("" if quoted)
     middles: dict[tuple[int, int], dict[int, str]] = {}
+    # (pmid, id of the names table, the instances in the sample's order) ->
+    # (the instances sorted, or None if already so; the rows' template, "" if a field is quoted)
+    templates: dict[tuple[int, int, tuple[int, ...]], tuple[list[int] | None, str]] = {}
+    held = 0            # their characters and instances
     for s in samples:
         when = f"{s.time.sec}.{s.time.nsec:09d}"
         if s.eol:
@@ -214,6 +230,25 @@ def write_csv(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *, 
             name, desc, vtype, ptext = rows_of.metric(pmid)
             names = rows_of.names(desc, s)       # cached per position in the history
             key = (pmid, id(names))
+            order_key = (pmid, id(names), tuple(insts))
+            known = templates.get(order_key)
+            if known is None:
+                if held > _TEMPLATE_CHARS:      # churn: instance lists without end
+                    templates.clear()
+                    held = 0
+                ordered = sorted(insts)
+                mids = [f",{name},{ptext},{inst},{names.get(inst) or ''}," for inst in ordered]
+                template = "".join(f"%s{m.replace('%', '%%')}%s,\n" for m in mids) \
+                    if plain(name) and all(plain(names.get(inst) or "") for inst in ordered) else ""
+                known = templates[order_key] = (None if ordered == list(insts) else ordered, template)
+                held += len(template) + 2 * len(ordered)
+            order, template = known
+            values = list(insts.values()) if order is None else [insts[i] for i in order]
+            if template and set(map(type, values)) <= bulk:
+                args = [when] * (2 * len(values))
+                args[1::2] = values
+                lines.append(template % tuple(args))
+                continue
             middle = middles.get(key)
             if middle is None:
                 middle = middles[key] = {}

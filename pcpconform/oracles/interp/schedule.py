@@ -9,7 +9,6 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from pcpconform.errors import UsageError
-from pcpconform.fixtures.fixture import FixtureError, parse_time
 from pcpconform.format.pmtypes import PmSem, Timestamp
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
@@ -54,6 +53,10 @@ def parse_interval(text: str, what: str) -> int:
     return sign * int(total.to_integral_value())
 
 
+#: plain epoch seconds (with a fraction)
+_EPOCH = re.compile(r"[0-9]+(?:\.[0-9]+)?\Z").match
+
+
 def parse_when(text: str, what: str, start: Timestamp, end: Timestamp) -> Timestamp:
     """A time argument as PCP's -S/-T take it: "+INTERVAL" from the archive start,
     "-INTERVAL" back from its end, "@TIME" or TIME absolute (epoch seconds or ISO 8601)."""
@@ -63,6 +66,10 @@ def parse_when(text: str, what: str, start: Timestamp, end: Timestamp) -> Timest
     if body.startswith("-"):
         return Timestamp.from_nsec(end.total_nsec() - parse_interval(body[1:], what))
     body = body.lstrip("@").strip()
+    if _EPOCH(body):        # epoch seconds, read as parse_time reads them
+        return Timestamp.from_nsec(int((Decimal(body) * 1_000_000_000).to_integral_value()))
+    # the fixture reader's other time forms (ISO 8601), imported only when they are given
+    from pcpconform.fixtures.fixture import FixtureError, parse_time
     try:
         return parse_time(body, what)
     except FixtureError:
