@@ -17,6 +17,7 @@ code in the same order.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,19 @@ def _block_vlens() -> Any:
 
 
 _BLOCK_VLEN = _block_vlens()
+
+
+def _valfmts() -> Any:
+    import numpy as np
+
+    valfmts = np.full(256, 1, dtype=np.int32)      # by type: the writer's valfmt (VALFMT.get(type, 1))
+    for t, valfmt in VALFMT.items():
+        if 0 <= t < 256:
+            valfmts[t] = valfmt
+    return valfmts
+
+
+_VALFMT = _valfmts()
 
 
 class RecordReason(enum.Enum):
@@ -171,14 +185,13 @@ class RecordChecks:
         its type's payload size, a string ending in NUL, padded with "~"."""
         import numpy as np
 
-        types = self.types
-        ptypes = np.full(len(rc.pmids), -1, dtype=np.int32)
-        for k in rc.positive:
-            ptype = types.get(rc.pmids[k])
-            if ptype is None or rc.valfmts[k] != VALFMT.get(ptype, 1):
-                raise Declined(RecordReason.NOT_CANONICAL)
-            ptypes[k] = ptype
         a = rc.a
+        ptypes = np.array(list(map(self.types.get, rc.pmids, itertools.repeat(-1 << 40))), dtype=np.int64)
+        positive = a.numval > 0
+        typed = ptypes[positive]
+        # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
+        if ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _VALFMT[typed]).any():
+            raise Declined(RecordReason.NOT_CANONICAL)
         blocks = a.boff >= 0
         if not blocks.any():
             return
