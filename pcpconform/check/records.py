@@ -17,6 +17,7 @@ code in the same order.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +36,9 @@ from pcpconform.io.result_kernel import STATUS, result_arrays
 __all__ = ["RecordReason", "RecordCols", "RecordChecks", "PATH"]
 
 PATH = "check.records"
+#: records shorter than this go to the reference path: too few values for the columns'
+#: fixed costs to pay, and an archive of small records is checked without importing numpy
+MIN_BYTES = 1024
 _TILDE = ord("~")
 #: block types read as numbers, and how: numpy code and payload width
 _BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4", 4), PmType.I64: (">i8", 8),
@@ -42,6 +46,7 @@ _BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4
 _NUMBERS: frozenset[int] = frozenset(_BLOCKS)
 
 
+@functools.cache          # numpy is imported at the first record checked here, not with the module
 def _block_vlens() -> Any:
     import numpy as np
 
@@ -51,9 +56,8 @@ def _block_vlens() -> Any:
     return vlens
 
 
-_BLOCK_VLEN = _block_vlens()
 
-
+@functools.cache
 def _valfmts() -> Any:
     import numpy as np
 
@@ -64,13 +68,12 @@ def _valfmts() -> Any:
     return valfmts
 
 
-_VALFMT = _valfmts()
-
 
 class RecordReason(enum.Enum):
     """Why a result goes to the reference path instead of the kernel's columns."""
 
     WALK = "every record is walked field by field (check.canonical)"
+    SMALL = "a record too small for columns to pay (numpy's fixed costs)"
     UNALIGNED = "a record length not a multiple of 4"
     MARK = "a mark record"
     PMID_TWICE = "a metric with values twice in one record"
@@ -163,6 +166,8 @@ class RecordChecks:
         if self.ctx.walk_canonical:
             raise Declined(RecordReason.WALK)
         data = rec.data
+        if len(data) < MIN_BYTES:
+            raise Declined(RecordReason.SMALL)
         if len(data) % 4:
             raise Declined(RecordReason.UNALIGNED)
         arrays = result_arrays([rec], self.version)
@@ -190,7 +195,7 @@ class RecordChecks:
         positive = a.numval > 0
         typed = ptypes[positive]
         # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
-        if ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _VALFMT[typed]).any():
+        if ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any():
             raise Declined(RecordReason.NOT_CANONICAL)
         blocks = a.boff >= 0
         if not blocks.any():
@@ -198,7 +203,7 @@ class RecordChecks:
         boff, vlen, vtype = a.boff[blocks], a.vlen[blocks].astype(np.int64), a.vtype[blocks]
         if (vtype != ptypes[rc.vset_of_value[blocks]]).any():
             raise Declined(RecordReason.NOT_CANONICAL)
-        want = _BLOCK_VLEN[vtype]
+        want = _block_vlens()[vtype]
         if ((want >= 0) & (vlen != want)).any():
             raise Declined(RecordReason.NOT_CANONICAL)
         raw = np.frombuffer(data, dtype=np.uint8)

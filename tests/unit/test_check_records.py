@@ -21,7 +21,7 @@ from pcpconform.io.result_kernel import result_arrays
 
 QA = Path(os.environ.get("PCPCONFORM_QA_ARCHIVES", "/var/lib/pcp/testsuite/archives"))
 #: archives whose results take the records path (value sets of many types, instances that change)
-ARCHIVES = ["bozo-disk", "20101004-trunc", "coverage", "540117-short", "all-sles9-sp1"]
+ARCHIVES = ["bozo-disk", "20101004-trunc", "coverage", "bug1057", "all-sles9-sp1"]
 
 pytestmark = pytest.mark.skipif(result_kernel.KERNEL_ERROR is not None and os.environ.get("CI") != "true",
                                 reason="the result kernel is not built")
