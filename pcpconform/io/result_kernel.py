@@ -24,7 +24,7 @@ from pcpconform.fastpath import Declined, register
 from pcpconform.format.pmtypes import PmType
 from pcpconform.format.schema import RESULT_HEADER_SIZE
 from pcpconform.format.values import decode_block, decode_insitu
-from pcpconform.io.bulk import decode_result_schema
+from pcpconform.io.bulk import DecodeReason, decode_result_schema
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet, result_head
 from pcpconform.io.reader import RawRecord
 
@@ -44,16 +44,17 @@ class KernelReason(enum.Enum):
     """Why the kernel does not read a record (its status; 0 is read) or a run."""
 
     NOT_BUILT = "the compiled kernel pcpconform.io._resultcols is not built or does not import"
-    SHORT = "shorter than a header and a trailer"
-    NUMPMID = "numpmid negative or past the record"
-    VSETS = "value sets run past the trailer"
-    VALFMT = "valfmt not INSITU, DPTR or SPTR"
-    BLOCK_OUTSIDE = "a value index points outside the record"
-    BLOCK_VLEN = "a value block's vlen below 4 or past the record"
-    EVENTS = "an event array"
+    # what the bulk decoder declines, the kernel too (numbered in its order in _resultcols.c)
+    SHORT = DecodeReason.SHORT.value
+    NUMPMID = DecodeReason.NUMPMID.value
+    VSETS = DecodeReason.VSETS.value
+    VALFMT = DecodeReason.VALFMT.value
+    BLOCK_OUTSIDE = DecodeReason.BLOCK_OUTSIDE.value
+    BLOCK_VLEN = DecodeReason.BLOCK_VLEN.value
+    EVENTS = DecodeReason.EVENTS.value
     ORDER = "value blocks not back to back in the order of their values"
     COVERAGE = "value blocks do not end at the trailer"
-    TAIL = "bytes after the value sets"
+    TAIL = DecodeReason.TAIL.value
 
 
 #: the kernel's status codes, in its order (0: read)
