@@ -44,6 +44,8 @@ MAX_SHAPES = 1024
 SHAPE_BYTES = 16 << 20
 #: shapes kept per key (strings of one padded length differ in their block's vlen)
 _PER_KEY = 4
+#: shapes learned before ``learning`` asks whether they are used
+_FIRST_SHAPES = 8
 _PMVALUE = struct_format(PmValue)                 # "iI": instance, value word
 _PAIR = struct.calcsize(">" + _PMVALUE)
 _WORD = struct.Struct(">I")
@@ -94,6 +96,8 @@ class ResultColumns:
         self._bytes = 0
         self.stats = ctx.report.paths
         self._pending: tuple[str, int, int, int] | None = None   # last fast result's time
+        self.hits = 0                    # records checked on a shape
+        self.learned = 0                 # records a shape was learned from (or tried)
 
     def check(self, rec: RawRecord, info: VolumeInfo) -> bool:
         """True if ``rec`` matched its shape and passed every rule's check (state updated);
@@ -132,7 +136,13 @@ class ResultColumns:
         info.stamp(ns)
         self._pending = (rec.file, rec.index, sec, nsec)
         self.stats.answered[PATH] += 1
+        self.hits += 1
         return True
+
+    def learning(self) -> bool:
+        """Whether shapes are worth learning: the first few, then while every shape learned
+        has been used once on average (not where no layout repeats: per-process metrics)."""
+        return self.learned < _FIRST_SHAPES or self.hits >= self.learned
 
     def _fallback(self, reason: Fallback) -> bool:
         self.stats.decline(PATH, reason)
@@ -147,6 +157,7 @@ class ResultColumns:
 
     def learn(self, rec: RawRecord, res: DecodedResult | None, clean: bool) -> None:
         """Keep the shape of a record the reference path has just checked."""
+        self.learned += 1
         if res is None:
             self.stats.decline(PATH, Fallback.UNDECODED)
             return

@@ -1,7 +1,8 @@
 """Data volumes: result records, their framing, times and marks (FMT-RESULT, FMT-FRAME-5).
 
 A result whose layout repeats a clean earlier one is checked on that shape's columns
-(columns.py); any other goes the reference path: the bulk decoder, and a result it finds
+(columns.py); any other is checked on its columns as the compiled kernel reads them
+(records.py), and where that declines goes the reference path: the bulk decoder, and a result it finds
 canonical (the writer's layout) is known to satisfy the per-value storage rules, so only
 instances, times and counters are checked for it (values.py), while any other result is
 also walked field by field (structure.py). Both paths report the same findings.
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 
 from pcpconform.check import times
 from pcpconform.check.columns import ResultColumns
+from pcpconform.check.records import RecordChecks
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.structure import walk_result
 from pcpconform.check.values import ValueChecks
@@ -39,6 +41,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     count = 0
     end = LABEL_SIZE[version]
     columns = ResultColumns(ctx, values, version) if ctx.columns else None
+    records = RecordChecks(ctx, values, version, types)
     diagnostics = ctx.report.diagnostics
     try:
         for rec in (comp.records() if columns is None else volume_records(comp, ctx.report.paths)):
@@ -50,6 +53,11 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
             elif not columns.check(rec, info):
                 columns.flush()
                 found = len(diagnostics)
+                if records.check(rec, info):
+                    if columns.learning():      # a shape is worth its decoding while shapes repeat
+                        columns.learn(rec, decode_result(rec, version, types, ctx.report.paths),
+                                      len(diagnostics) == found)
+                    continue
                 res = _result(ctx, values, rec, version, types, info)
                 columns.learn(rec, res, len(diagnostics) == found)
     except FormatError as exc:

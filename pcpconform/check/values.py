@@ -1,10 +1,12 @@
 """Values of a decoded result against their descriptor and instance domain (FMT-VALUE).
 
-Each rule is an object with its two forms side by side: ``check``, run per value set on
-the reference path (``ValueChecks.check`` calls ``VALUE_RULES`` in order; ``check_block``
-calls ``BLOCK_RULES`` for each value block the field walk finds), and ``columns``, its
-column form, which the column engine (columns.py) calls once per learned shape (shape.py).
-A rule added to either list runs on both paths.
+Each rule is an object with its forms side by side: ``check``, run per value set on the
+reference path (``ValueChecks.check`` calls ``VALUE_RULES`` in order; ``check_block``
+calls ``BLOCK_RULES`` for each value block the field walk finds); ``columns``, its column
+form, which the column engine (columns.py) calls once per learned shape (shape.py); and
+for a value rule ``record``, its form over one record's columns of any shape (records.py).
+A rule added to either list runs on every path (a value rule without a record form sends
+every record to the reference path, counted).
 
 Instance checks are skipped when a metric shows the same instances against the same
 instance-domain state as last time, and descriptors and indom states are cached: these
@@ -18,7 +20,7 @@ import enum
 import itertools
 import operator
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pcpconform.check.describe import type_text
 from pcpconform.check.events import check_events
@@ -29,6 +31,9 @@ from pcpconform.format.pmtypes import PM_IN_NULL, PmID, PmInDom, PmType, Timesta
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
 from pcpconform.io.decoded import DecodedValueSet
 from pcpconform.io.reader import RawRecord
+
+if TYPE_CHECKING:
+    from pcpconform.check.records import RecordCols
 
 __all__ = ["ValueChecks", "check_block", "is_counter", "ValueRule", "BlockRule", "VALUE_RULES",
            "BLOCK_RULES", "ValueReason"]
@@ -54,6 +59,11 @@ class ValueReason(enum.Enum):
     COUNTER_COLUMN = "a counter stored in a way the shape holds no column of"
     STRING = "a string value without its NUL"
     EVENTS = "an event array"
+    NO_RECORD_FORM = "a value rule without a record form"
+    NUMVAL = "numval not a PMAPI error code, or an error code of an undescribed metric"
+    UNDESCRIBED = "values of a metric without a descriptor, or of a NOSUPPORT one"
+    VALFMT_CHANGE = "a metric's valfmt changed"
+    INSTANCES = "an instance twice, or not in the instance domain in force"
 
 
 class VsetAt:
@@ -93,6 +103,11 @@ class ValueRule:
         """What to check on each later record of ``shape`` (None: its fixed bytes decide)."""
         return None
 
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        """On one record's columns: ``Declined`` where ``check`` might report something on
+        any of its value sets, else the state ``check`` would leave, to commit (or None)."""
+        raise Declined(ValueReason.NO_RECORD_FORM)
+
 
 class NumvalRule(ValueRule):
     codes = ("value.numval-code",)
@@ -106,6 +121,12 @@ class NumvalRule(ValueRule):
                        field=f"{at.fld}.numval")
         # an error code of an undescribed metric is still reported as undescribed
         return vs.numval < 0 and vc.desc_info(vs.pmid) is None
+
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        for k in (rc.a.numval < 0).nonzero()[0].tolist():
+            if rc.numvals[k] not in _PLAUSIBLE_ERR or rc.infos[k] is None:
+                raise Declined(ValueReason.NUMVAL)
+        return None
 
 
 class DescriptorRule(ValueRule):
@@ -122,6 +143,15 @@ class DescriptorRule(ValueRule):
                        field=at.fld, **at.where)
         return True
 
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        infos = rc.infos
+        if None in infos or any(info[0] == PmType.NOSUPPORT for info in infos):   # type: ignore[index]
+            for k in rc.positive:
+                info = infos[k]
+                if info is None or info[0] == PmType.NOSUPPORT:
+                    raise Declined(ValueReason.UNDESCRIBED)
+        return None
+
 
 class ValfmtChangeRule(ValueRule):
     """The first valfmt a metric is seen with is kept (state that never changes after)."""
@@ -135,6 +165,18 @@ class ValfmtChangeRule(ValueRule):
             vc.ctx.add("value.valfmt-change", at.file, f"{vc.ctx.metric(vs.pmid)}: valfmt {vs.valfmt}, "
                        f"earlier {prev}", field=at.fld + ".valfmt", **at.where)
         return True
+
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        valfmts = vc.ctx.st.valfmts
+        first: dict[int, int] = {}
+        for k in rc.positive:          # each pmID once (records.py declines a pmID twice)
+            pmid, valfmt = rc.pmids[k], rc.valfmts[k]
+            prev = valfmts.get(pmid)
+            if prev is None:
+                first[pmid] = valfmt
+            elif prev != valfmt:
+                raise Declined(ValueReason.VALFMT_CHANGE)
+        return (lambda: valfmts.update(first)) if first else None
 
 
 class InstanceRule(ValueRule):
@@ -190,6 +232,43 @@ class InstanceRule(ValueRule):
             if not since <= ns < until:
                 raise Declined(ValueReason.INDOM)
         return in_force
+
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        import numpy as np
+
+        inst = rc.a.inst
+        vset = rc.vset_of_value
+        rising = (inst[1:] > inst[:-1]) | (vset[1:] != vset[:-1])
+        if not rising.all():           # unsorted somewhere: look for a repeat in a sorted copy
+            order = np.lexsort((inst, vset))
+            si, sv = inst[order], vset[order]
+            if ((si[1:] == si[:-1]) & (sv[1:] == sv[:-1])).any():
+                raise Declined(ValueReason.INSTANCES)
+        indoms = np.full(len(rc.pmids), -1, dtype=np.int64)     # -1: no indom
+        distinct = set()
+        for k in rc.positive:
+            indom = rc.infos[k][2]      # type: ignore[index]   # described: DescriptorRule
+            if indom is not None:
+                indoms[k] = indom
+                distinct.add(indom)
+        value_indom = indoms[vset]
+        singular = value_indom < 0
+        if (inst[singular] != PM_IN_NULL).any():
+            raise Declined(ValueReason.INSTANCES)
+        if distinct:
+            parts = []
+            for indom in sorted(distinct):     # each part sorted, indom in the high word
+                members = vc.members(indom, rc.ns)
+                if members is None:
+                    raise Declined(ValueReason.INSTANCES)
+                parts.append(vc.member_keys(indom, members))
+            allowed = np.concatenate(parts)
+            keys = value_indom[~singular].astype(np.uint64) << np.uint64(32) | \
+                inst[~singular].astype(np.uint32).astype(np.uint64)
+            at = np.minimum(np.searchsorted(allowed, keys), max(len(allowed) - 1, 0))
+            if not len(allowed) or (allowed[at] != keys).any():
+                raise Declined(ValueReason.INSTANCES)
+        return None      # insts_ok is a cache of the reference path's: left as it is
 
 
 class CounterRule(ValueRule):
@@ -259,6 +338,30 @@ class CounterRule(ValueRule):
             return lambda: counters.update(updates)
         return no_decrease
 
+    def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        infos = rc.infos
+        ks = [k for k in rc.positive if infos[k][1] == _SEM_COUNTER and infos[k][0] in _NUMERIC]  # type: ignore[index]
+        if not ks:
+            return None
+        counters = vc.ctx.st.counters
+        updates = []
+        for k, (insts, now) in zip(ks, rc.numbers(ks)):
+            pmid = rc.pmids[k]
+            last = counters.get(pmid)
+            if last is not None:
+                try:
+                    if last[0] == insts:
+                        lower = any(map(_lt, now, last[1]))
+                    else:
+                        old = dict(zip(*last))
+                        lower = any(v < old[i] for i, v in zip(insts, now) if i in old)
+                except TypeError:   # the last values were of another type (value.vtype)
+                    raise Declined(ValueReason.COUNTER) from None
+                if lower:
+                    raise Declined(ValueReason.COUNTER)
+            updates.append((pmid, (insts, now)))
+        return lambda: counters.update(updates)
+
 
 #: the value-set rules, in the order the reference path applies them
 VALUE_RULES: list[ValueRule] = [NumvalRule(), DescriptorRule(), ValfmtChangeRule(), InstanceRule(), CounterRule()]
@@ -271,6 +374,7 @@ class ValueChecks:
         self.ctx = ctx
         self._dinfo: dict[int, tuple[int, int, int | None]] = {}
         self._members_cache: dict[int, tuple[int, int, frozenset[int]]] = {}
+        self._member_keys: dict[int, tuple[frozenset[int], Any]] = {}
         #: pmid -> the instances last found good, and the indom state they were checked against
         self.insts_ok: dict[int, tuple[tuple[int, ...], frozenset[int] | None]] = {}
 
@@ -300,6 +404,25 @@ class ValueChecks:
         self._members_cache[indom] = (stamps[pos - 1], until, history[pos - 1][1])
         return history[pos - 1][1]
 
+    def member_keys(self, indom: int, members: frozenset[int]) -> Any:
+        """``members`` as a sorted numpy uint64 array of indom << 32 | instance (kept while
+        the same set is in force): what records.py looks instances up in."""
+        hit = self._member_keys.get(indom)
+        if hit is None or hit[0] is not members:
+            import numpy as np
+
+            keys = np.uint64(indom) << np.uint64(32) | \
+                np.array(sorted(m & 0xFFFFFFFF for m in members), dtype=np.uint64)
+            hit = self._member_keys[indom] = (members, keys)
+        return hit[1]
+
+    def desc_infos(self, pmids: list[int]) -> list[tuple[int, int, int | None] | None]:
+        """``desc_info`` of each of ``pmids``."""
+        infos = list(map(self._dinfo.get, pmids))
+        if None in infos:
+            infos = list(map(self.desc_info, pmids))
+        return infos
+
     def members_span(self, indom: int, ns: int) -> tuple[int, int] | None:
         """The times [from, until) over which ``members(indom, ns)`` gives the same set."""
         if self.members(indom, ns) is None:
@@ -314,6 +437,12 @@ class ValueChecks:
         for rule in VALUE_RULES:
             if not rule.check(self, at, vs, stamp):
                 return
+
+    def record(self, rc: RecordCols) -> list[Callable[[], None]]:
+        """The record form of every value rule on one record's columns: what to commit
+        once the record is done; ``Declined`` when a rule might report something."""
+        commits = [rule.record(self, rc) for rule in VALUE_RULES]
+        return [commit for commit in commits if commit is not None]
 
     def columns(self, shape: LearnedShape) -> list[ShapeCheck]:
         """The column forms of every value and block rule for ``shape``; ``Declined`` when a

@@ -90,8 +90,9 @@ def test_wheel_contents(wheel: Path) -> None:
     committed = {p.parent.name for p in (ROOT / "corpus" / "cases").glob("*/*/case.json")}
     assert cases == committed and "pcpconform/corpus/schema/case.schema.json" in names
     assert wheel.name.startswith(f"pcpconform-{pcpconform.__version__}-")
-    # the MMV dump's compiled kernel, built by the wheel's build; not its C source
-    assert [n for n in names if n.startswith("pcpconform/dump/_mmvrows.") and n.endswith(".so")]
+    # the compiled kernels (MMV dump, result columns), built by the wheel's build
+    for kernel in ("pcpconform/dump/_mmvrows.", "pcpconform/io/_resultcols."):
+        assert [n for n in names if n.startswith(kernel) and n.endswith(".so")], kernel
 
 
 def test_installed_package_comes_from_the_wheel(installed: Path, outside: Path) -> None:

@@ -1,0 +1,216 @@
+"""Result records of any shape checked on the kernel's columns (FMT-RESULT, FMT-VALUE).
+
+Per-process archives repeat no result layout: instances come and go, so the learned
+shapes of columns.py never match, and the reference path costs Python objects per value
+set. Here a record's value sets and values are read by the compiled kernel
+(io/result_kernel.py) into numpy columns, and each value rule's record form
+(``ValueRule.record``, beside its ``check`` and ``columns`` in values.py) says whether the
+reference path would report anything on them, and what state it would leave. A record the
+writer laid out (canonical: nothing for the field walk to find) on which no rule would
+report is done here: the time rule runs as on the reference path, then the rules' state is
+committed. Anything else (damage, marks, a metric twice, a record a rule might report
+on) goes to the reference path, counted under its reason (``RecordReason``, the kernel's
+``KernelReason``, or the rule's ``ValueReason``), so every finding is reported by the same
+code in the same order.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from pcpconform.check import times
+from pcpconform.check.state import Context, VolumeInfo
+from pcpconform.check.values import ValueChecks, ValueReason
+from pcpconform.fastpath import Declined
+from pcpconform.format.pmtypes import PmType
+from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
+from pcpconform.io.bulk import VALFMT
+from pcpconform.io.decoded import result_head
+from pcpconform.io.reader import RawRecord
+from pcpconform.io.result_kernel import STATUS, result_arrays
+
+__all__ = ["RecordReason", "RecordCols", "RecordChecks", "PATH"]
+
+PATH = "check.records"
+#: records shorter than this go to the reference path: too few values for the columns'
+#: fixed costs to pay, and an archive of small records is checked without importing numpy
+MIN_BYTES = 1024
+_TILDE = ord("~")
+#: block types read as numbers, and how: numpy code and payload width
+_BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4", 4), PmType.I64: (">i8", 8),
+                                       PmType.U64: (">u8", 8), PmType.DOUBLE: (">f8", 8)}
+_NUMBERS: frozenset[int] = frozenset(_BLOCKS)
+
+
+@functools.cache          # numpy is imported at the first record checked here, not with the module
+def _block_vlens() -> Any:
+    import numpy as np
+
+    vlens = np.full(256, -1, dtype=np.int64)       # by vtype (8 bits): vlen of a fixed-size type
+    for t, size in BLOCK_PAYLOAD_SIZE.items():
+        vlens[t] = 4 + size
+    return vlens
+
+
+
+@functools.cache
+def _valfmts() -> Any:
+    import numpy as np
+
+    valfmts = np.full(256, 1, dtype=np.int32)      # by type: the writer's valfmt (VALFMT.get(type, 1))
+    for t, valfmt in VALFMT.items():
+        if 0 <= t < 256:
+            valfmts[t] = valfmt
+    return valfmts
+
+
+
+class RecordReason(enum.Enum):
+    """Why a result goes to the reference path instead of the kernel's columns."""
+
+    WALK = "every record is walked field by field (check.canonical)"
+    SMALL = "a record too small for columns to pay (numpy's fixed costs)"
+    UNALIGNED = "a record length not a multiple of 4"
+    MARK = "a mark record"
+    PMID_TWICE = "a metric with values twice in one record"
+    NOT_CANONICAL = "not the writer's layout (the field walk may find something)"
+
+
+class RecordCols:
+    """One result's columns (``ResultArrays`` of one record) with what the rules share:
+    its time, each value set's descriptor (type, sem, indom or None), and which value sets
+    have values (``positive``, their indices)."""
+
+    def __init__(self, rec: RawRecord, arrays: Any, ns: int, infos: list[tuple[int, int, int | None] | None],
+                 pmids: list[int]) -> None:
+        import numpy as np
+
+        self.rec = rec
+        self.ns = ns
+        self.a = arrays
+        self.infos = infos
+        self.pmids = pmids
+        self.numvals: list[int] = arrays.numval.tolist()
+        self.valfmts: list[int] = arrays.valfmt.tolist()
+        self.bounds: list[int] = arrays.vset_val.tolist()
+        self.positive = [k for k, n in enumerate(self.numvals) if n > 0]
+        counts = np.diff(arrays.vset_val)
+        #: per value, the index of its value set
+        self.vset_of_value = np.repeat(np.arange(len(self.pmids)), counts)
+
+
+    def numbers(self, ks: list[int]) -> list[tuple[tuple[int, ...], tuple[Any, ...]]]:
+        """(instances, values) of value sets ``ks`` (ascending) of 32/64-bit integer or
+        double type, typed as the bulk decoder types them; ``Declined`` for any other."""
+        import numpy as np
+
+        a = self.a
+        by_type: dict[int, list[int]] = {}
+        for k in ks:
+            by_type.setdefault(self.infos[k][0], []).append(k)    # type: ignore[index]
+        raw = np.frombuffer(self.rec.data, dtype=np.uint8)
+        out: dict[int, tuple[tuple[int, ...], tuple[Any, ...]]] = {}
+        for ptype, group in by_type.items():
+            if ptype not in _BLOCKS:
+                raise Declined(ValueReason.COUNTER_COLUMN)
+            sel = np.isin(self.vset_of_value, group).nonzero()[0]
+            if self.valfmts[group[0]] == 0:     # canonical: INSITU for every 32-bit value set
+                words = a.word[sel]
+                values = (words.view(np.int32) if ptype == PmType.I32 else words).tolist()
+            else:
+                code, width = _BLOCKS[ptype]
+                values = raw[a.boff[sel][:, None] + 4 + np.arange(width)].copy().view(code).ravel().tolist()
+            insts = a.inst[sel].tolist()
+            at = 0
+            for k in group:
+                n = self.bounds[k + 1] - self.bounds[k]
+                out[k] = (tuple(insts[at:at + n]), tuple(values[at:at + n]))
+                at += n
+        return [out[k] for k in ks]
+
+
+class RecordChecks:
+    """The value rules' record forms over the kernel's columns, for one data volume."""
+
+    def __init__(self, ctx: Context, values: ValueChecks, version: int, types: dict[int, int]) -> None:
+        self.ctx = ctx
+        self.values = values
+        self.version = version
+        self.types = types
+        self.stats = ctx.report.paths
+
+    def check(self, rec: RawRecord, info: VolumeInfo) -> bool:
+        """True if ``rec`` was checked on its columns (state updated, nothing to report);
+        False (the reason counted, nothing changed) if the reference path must check it."""
+        try:
+            commits = self._commits(rec)
+        except Declined as declined:
+            self.stats.decline(PATH, declined.reason)
+            return False
+        ctx = self.ctx
+        stamp = result_head(rec.data, self.version)[0]
+        ctx.result_stamp = (rec.file, rec.index, stamp)
+        info.stamp(stamp.total_nsec())
+        for rule in times.RECORD_RULES:
+            rule.check(ctx, rec, stamp, self.version)
+        for commit in commits:
+            commit()
+        self.stats.answer(PATH)
+        return True
+
+    def _commits(self, rec: RawRecord) -> list[Callable[[], None]]:
+        if self.ctx.walk_canonical:
+            raise Declined(RecordReason.WALK)
+        data = rec.data
+        if len(data) < MIN_BYTES:
+            raise Declined(RecordReason.SMALL)
+        if len(data) % 4:
+            raise Declined(RecordReason.UNALIGNED)
+        arrays = result_arrays([rec], self.version)
+        if arrays.status[0]:
+            raise Declined(STATUS[int(arrays.status[0])])
+        if not len(arrays.pmid):
+            raise Declined(RecordReason.MARK)
+        pmid_list = arrays.pmid.tolist()
+        rc = RecordCols(rec, arrays, result_head(data, self.version)[0].total_nsec(),
+                        self.values.desc_infos(pmid_list), pmid_list)
+        pmids = [rc.pmids[k] for k in rc.positive]
+        if len(set(pmids)) != len(pmids):
+            raise Declined(RecordReason.PMID_TWICE)
+        self._canonical(rc, data)
+        return self.values.record(rc)
+
+    def _canonical(self, rc: RecordCols, data: bytes) -> None:
+        """Decline unless the bulk decoder would call the record canonical (decode_fast):
+        every valfmt the writer's for the descriptor's type, every block of that type, of
+        its type's payload size, a string ending in NUL, padded with "~"."""
+        import numpy as np
+
+        a = rc.a
+        ptypes = np.array(list(map(self.types.get, rc.pmids, itertools.repeat(-1 << 40))), dtype=np.int64)
+        positive = a.numval > 0
+        typed = ptypes[positive]
+        # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
+        if ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any():
+            raise Declined(RecordReason.NOT_CANONICAL)
+        blocks = a.boff >= 0
+        if not blocks.any():
+            return
+        boff, vlen, vtype = a.boff[blocks], a.vlen[blocks].astype(np.int64), a.vtype[blocks]
+        if (vtype != ptypes[rc.vset_of_value[blocks]]).any():
+            raise Declined(RecordReason.NOT_CANONICAL)
+        want = _block_vlens()[vtype]
+        if ((want >= 0) & (vlen != want)).any():
+            raise Declined(RecordReason.NOT_CANONICAL)
+        raw = np.frombuffer(data, dtype=np.uint8)
+        strings = vtype == PmType.STRING
+        if strings.any() and ((vlen[strings] == 4).any() or raw[(boff + vlen - 1)[strings]].any()):
+            raise Declined(RecordReason.NOT_CANONICAL)
+        pad = -vlen % 4
+        for k in range(3):
+            if (raw[(boff + vlen + k)[pad > k]] != _TILDE).any():
+                raise Declined(RecordReason.NOT_CANONICAL)

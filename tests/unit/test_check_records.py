@@ -1,0 +1,100 @@
+"""Results of any shape checked on the kernel's columns (check/records.py): the reference
+path's report on PCP's QA archives whose layouts never repeat, the path taken there, and
+planted instance defects found, each record sent to the reference path by its rule."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+from pathlib import Path
+
+import pytest
+
+from pcpconform.check import values as values_module
+from pcpconform.check.engine import check_archive
+from pcpconform.check.records import PATH
+from pcpconform.check.values import ValueReason
+from pcpconform.io import result_kernel
+from pcpconform.io.reader import Component
+from pcpconform.io.result_kernel import result_arrays
+
+QA = Path(os.environ.get("PCPCONFORM_QA_ARCHIVES", "/var/lib/pcp/testsuite/archives"))
+#: archives whose results take the records path (value sets of many types, instances that change)
+ARCHIVES = ["bozo-disk", "20101004-trunc", "coverage", "bug1057", "all-sles9-sp1"]
+
+pytestmark = pytest.mark.skipif(result_kernel.KERNEL_ERROR is not None and os.environ.get("CI") != "true",
+                                reason="the result kernel is not built")
+
+
+def _base(name: str) -> Path:
+    base = QA / name
+    if not list(QA.glob(name + ".*")):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{base} is missing (CI installs PCP's QA archives)")
+        pytest.skip(f"{base} is not installed")
+    return base
+
+
+def _json(base: Path, columns: bool) -> dict[str, object]:
+    report = check_archive(base, columns=columns).to_json()
+    report.pop("seconds")
+    return report
+
+
+def test_every_value_rule_has_a_record_form() -> None:
+    assert all(type(rule).record is not values_module.ValueRule.record for rule in values_module.VALUE_RULES)
+
+
+@pytest.mark.parametrize("name", ARCHIVES)
+def test_records_path_gives_the_reference_report(name: str) -> None:
+    base = _base(name)
+    assert _json(base, True) == _json(base, False)
+    assert check_archive(base).paths.answered[PATH] > 0
+
+
+def _vlists(data: bytes) -> list[tuple[int, int]]:
+    """(byte offset of its first pmValue, numval) of each value set of a v2 result."""
+    out, at = [], 16
+    numpmid = struct.unpack_from(">i", data, 12)[0]
+    for _ in range(numpmid):
+        numval = struct.unpack_from(">i", data, at + 4)[0]
+        out.append((at + 12, numval))
+        at += 8 + (4 + 8 * numval if numval > 0 else 0)
+    return out
+
+
+def _planted(tmp: Path, edit: str) -> tuple[Path, int]:
+    """bozo-disk with the instances of one value set of record 5 edited: ``unknown``, an
+    instance no indom has; ``twice``, its second instance made its first."""
+    src = _base("bozo-disk")
+    for f in QA.glob("bozo-disk.*"):
+        shutil.copy(f, tmp / f.name)
+    with Component(tmp / "bozo-disk.0") as comp:
+        rec = list(comp.records())[5]
+    arrays = result_arrays([rec], 2)
+    vlists = _vlists(rec.data)
+    for k, (_, numval) in enumerate(vlists):
+        insts = arrays.inst[arrays.vset_val[k]:arrays.vset_val[k + 1]].tolist()
+        if numval >= 2 and insts[0] != -1:
+            break
+    else:
+        raise AssertionError(f"no value set with two instances in {src}")
+    vlist = vlists[k][0]
+    data = bytearray((tmp / "bozo-disk.0").read_bytes())
+    at = rec.offset + vlist
+    if edit == "unknown":
+        struct.pack_into(">i", data, at, 0x7FFFFFF0)
+    else:
+        struct.pack_into(">i", data, at + 8, insts[0])
+    (tmp / "bozo-disk.0").write_bytes(bytes(data))
+    return tmp / "bozo-disk", rec.index
+
+
+@pytest.mark.parametrize(("edit", "code"), [("unknown", "value.unknown-inst"), ("twice", "value.duplicate-inst")])
+def test_planted_instance_defect_goes_to_the_reference_path(tmp_path: Path, edit: str, code: str) -> None:
+    base, index = _planted(tmp_path, edit)
+    report = check_archive(base)
+    assert [d.record for d in report.diagnostics if d.code == code] == [index]
+    assert report.paths.reasons(PATH)[ValueReason.INSTANCES] == 1
+    assert _json(base, True) == _json(base, False)
