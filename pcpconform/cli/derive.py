@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
     failed = bool(messages)
     by_name = defs.by_name()
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
+    if isinstance(archive, ArchiveSet):
+        archive.refuse_retyped()                # as interp declines it (SET-META-6)
     if isinstance(archive, ArchiveSet) and interval < 0:
         archive = archive.for_direction(-1)     # a backward replay's seams (SET-REPLAY-3)
     elif isinstance(archive, ArchiveSet):

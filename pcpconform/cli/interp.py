@@ -107,6 +107,8 @@ def _run(args: argparse.Namespace) -> int:
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
     whole_schedule = bool(args.plot or args.rate)
     replay: Any
+    if isinstance(archive, ArchiveSet):
+        archive.refuse_retyped()        # SET-META-6
     if isinstance(archive, ArchiveSet) and not whole_schedule:
         # a forward replay of a set reads one member at a time (SetReplay)
         replay = open_set_replay(archive, pmids, rules=rules, emulate=emulate,

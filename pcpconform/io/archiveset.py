@@ -28,7 +28,7 @@ from typing import Any
 
 from pcpconform.errors import FormatError, Location, UsageError
 from pcpconform.fastpath import PathStats
-from pcpconform.format.pmtypes import Timestamp
+from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive, Desc, _Metadata
 from pcpconform.io.archiveend import last_record_time
 from pcpconform.io.bulk import decode_result
@@ -445,6 +445,18 @@ class ArchiveSet(Archive):
                 name, exc = hit
                 raise UsageError(f"{exc.location}: {name} is damaged ({exc.message}); a replay over a member "
                                  "libpcp 7 drops while reading is not modelled")
+
+    def refuse_retyped(self) -> None:
+        """UsageError when a member records a metric as another type than the set's
+        descriptor (one whose metadata libpcp 7 lost, SET-MEMBER-2): a replay in
+        PM_MODE_INTERP then reads the member's value bytes as the set's type (SET-META-6),
+        which is not modelled."""
+        for m in self.members:
+            for pmid, d in m.archive.metadata.descs.items():
+                described = self.metadata.descs.get(pmid)
+                if described is not None and described.type != d.type:
+                    raise UsageError(f"{m.name}: records {PmID(pmid)} as type {d.type}, the set describes it as "
+                                     f"type {described.type}; a replay of such a member is not modelled")
 
     def _damaged(self, m: Member) -> bool:
         return any(name == m.name for name, _ in self.dropped)

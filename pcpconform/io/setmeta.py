@@ -16,17 +16,32 @@ import itertools
 from collections.abc import Sequence
 
 from pcpconform.errors import Location
-from pcpconform.format.pmtypes import PmID, Timestamp
+from pcpconform.format.pmtypes import PmID, PmType, Timestamp
 from pcpconform.format.schema import TYPE_DESC
 from pcpconform.io.archive import Archive, Desc, InDomRecord, LabelRecord, _Metadata
 from pcpconform.io.setform import SetError
 
-__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "findable_names", "instances_as_loaded",
-           "merge_metadata"]
+__all__ = ["DESC_FIELDS", "check_descs", "desc_conflict", "extract_error", "findable_names",
+           "instances_as_loaded", "merge_metadata"]
 
 #: what libpcp compares, in its order, and the error it gives for each (__pmLogAddDesc)
 DESC_FIELDS = (("type", "PM_ERR_LOGCHANGETYPE"), ("sem", "PM_ERR_LOGCHANGESEM"),
                ("indom", "PM_ERR_LOGCHANGEINDOM"), ("units", "PM_ERR_LOGCHANGEUNITS"))
+
+
+#: the types pmExtractValue reads from an INSITU value's word
+_INSITU_TYPES = frozenset({PmType.I32, PmType.U32, PmType.FLOAT})
+
+
+def extract_error(valfmt: int, recorded: int, described: int) -> str | None:
+    """The PMAPI error pmExtractValue gives for a value a member recorded as type
+    ``recorded`` (its block's vtype; the word of an INSITU value) when the set's descriptor
+    says ``described`` (SET-META-6), or None when it reads the value."""
+    if recorded == described:
+        return None
+    if valfmt == 0:                         # PM_VAL_INSITU: the word is read as the 32-bit type
+        return None if described in _INSITU_TYPES else "PM_ERR_CONV"
+    return "PM_ERR_CONV"                    # a block whose vtype is not the descriptor's
 
 
 def desc_conflict(old: Desc, new: Desc) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from pcpconform.check.sets import check_set
 from pcpconform.conform.adapters.pmi_fixture import fixture_to_pmi
 from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
 from pcpconform.errors import FormatError, UsageError
+from pcpconform.fixtures.sets import damage_member
 from pcpconform.format.pmtypes import PmID, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.io.archiveset import ArchiveSet
@@ -398,3 +400,39 @@ def test_derived_metrics_bind_to_the_names_found_at_open(tmp_path: Path, referee
     assert derive_compare.mismatches(cmp) == []
     bound = [cmp.theirs[derive_compare.name_of(k)].desc is not None for k in range(3)]
     assert bound[2] and sum(bound[:2]) == (1 if referee.set_profile == "pcp-6.0" else 2)
+
+
+def test_a_member_whose_metadata_was_lost_keeps_its_types(tmp_path: Path, referee: Referee) -> None:
+    """SET-META-6: 6.x refuses the set (the member that cannot be opened, or the type change
+    at open); 7.x loses the metadata of the members opened before the failed one, so no
+    type change is seen, and their values are extracted by the set's descriptor: a value
+    recorded as another type is PM_ERR_CONV; a replay reads its bytes as the set's type,
+    which the kit declines."""
+    d = tmp_path / "retyped"
+    member(d / "a", T)
+    member(d / "b", T + 100)
+    member(d / "c", T + 200, ctype="double")
+    damage_member(d / "a", "bad-meta")
+    for order, refused in ((("b", "a", "c"), None), (("c", "a", "b"), None), (("b", "c", "a"), "PM_ERR_LOGCHANGETYPE"),
+                           (("a", "b", "c"), "PM_ERR_LOGCHANGETYPE")):
+        source = SetSource(d, order)
+        theirs = _same_read(referee, source)
+        if referee.set_profile != "pcp-7":
+            assert theirs["open_error"] in ("PM_ERR_LOGREC", "PM_ERR_LOGCHANGETYPE")     # SET-MEMBER-2
+            continue
+        assert theirs.get("open_error") == refused, order
+        if refused:
+            continue
+        lost = 100 if order[-1] == "c" else 200     # b's records, or c's: the members whose metadata is lost
+        conv = [r["time"][0] for r in theirs["results"]
+                if any(v[1] == "error:PM_ERR_CONV" for v in r["values"].get(str(PmID(COUNTER)), {}).get("values", []))]
+        assert conv == [T + lost + k * 10 for k in range(3)], order
+        at = Timestamp(T + lost + 5)
+        with pytest.raises(UsageError):
+            kit_interp(source, referee.set_profile, referee.interp_rules, at, 10 * SECOND, 3, [COUNTER])
+        got = set_interp(referee, source, at, 10 * SECOND, 1, [COUNTER])
+        # halfway between the lost member's first two values (0 and 100), their bytes read as
+        # the set's type: the u64s as doubles (the u64 50's bits), or the doubles as u64s
+        half = "f64:0000000000000032" if lost == 100 else struct.unpack(">Q", struct.pack(">d", 100.0))[0] // 2
+        assert got.fetches[0]["values"][str(PmID(COUNTER))] == [[0, half], [1, half]], order
+    shutil.rmtree(d)

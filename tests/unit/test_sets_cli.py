@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pcpconform.corpusgen.invalid.sets import SET_CASES, SetCase, build_set_case
+from pcpconform.errors import UsageError
 from pcpconform.fixtures.sets import DAMAGE, damage_member
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archiveset import ArchiveSet
@@ -75,3 +76,21 @@ def test_window_replay_of_a_set_is_the_whole_replay(tmp_path: Path) -> None:
     start, step = Timestamp(T - 3, 500_000_000), 3_300_000_000
     pieces = [x for chunk in window.schedule_chunks(start, step, 90) for x in chunk]
     assert pieces == Replay(s, pmids, rules="pcp-6.3").schedule(start, step, 90)
+
+
+def test_a_member_recording_another_type_is_declined_not_crashed(tmp_path: Path) -> None:
+    """SET-META-6: under pcp-7 a member whose metadata was lost may record a metric as another
+    type; interp and derive decline the set (exit 2) rather than replay its bytes."""
+    member(tmp_path / "a", T)
+    member(tmp_path / "b", T + 100)
+    member(tmp_path / "c", T + 200, ctype="double")
+    damage_member(tmp_path / "a", "bad-meta")
+    name = ",".join(str(tmp_path / m) for m in ("c", "a", "b"))
+    s = ArchiveSet(name, profile="pcp-7")
+    with pytest.raises(UsageError, match=r"records 60\.0\.1 as type"):
+        s.refuse_retyped()
+    for argv in (("interp", name, "t.counter"), ("interp", name, "t.counter", "--rate"),
+                 ("derive", name, "-d", "x = rate(t.counter)", "--metric", "x"),
+                 ("derive", name, "-d", "x = t.counter", "--metric", "x", "-t", "-5")):
+        status, _, err = run_cli(*argv, "--rules", "pcp-7")
+        assert status == 2 and "not modelled" in err, argv

@@ -95,8 +95,10 @@ def open_set_replay(archive: ArchiveSet, pmids: list[int], *, rules: str, emulat
     of more than one member without emulated deviations, else the whole replay. Under the
     ``pcp-7`` profile a damaged member joins its neighbours with no mark between
     (SET-MEMBER-3), which no member alone can show: the whole replay then; a set with a
-    damaged member under that profile is declined (``ArchiveSet.refuse_damage``)."""
+    damaged member under that profile is declined (``ArchiveSet.refuse_damage``), and so is
+    a set with a member that records a metric as another type (``ArchiveSet.refuse_retyped``)."""
     emulate = tuple(emulate)
+    archive.refuse_retyped()
     if forward:
         archive.refuse_damage()
     if (forward and not emulate and len(archive.members) > 1 and archive.direction > 0

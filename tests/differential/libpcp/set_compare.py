@@ -15,7 +15,7 @@ from typing import Any
 from pcpconform.errors import FormatError, UsageError
 from pcpconform.format.pmtypes import PmID, PmInDom, TextType, Timestamp
 from pcpconform.io.archiveset import ArchiveSet, libpcp_error
-from pcpconform.io.setmeta import instances_as_loaded
+from pcpconform.io.setmeta import extract_error, instances_as_loaded
 from tests.differential.libpcp.compare import our_view, reader_differences, result_views
 
 __all__ = ["kit_document", "set_differences"]
@@ -48,6 +48,8 @@ def kit_document(name: str, profile: str) -> dict[str, Any]:
     except FormatError as exc:
         error = libpcp_error(exc)
         reached = _members_reached(s, exc)
+    if profile == "pcp-7":
+        _unconvertible(s, results)
     doc = our_view(s.files.base, s, results)
     doc["end"] = [s.end().sec, s.end().nsec] if s.end() is not None else doc["end"]
     doc["error"] = error
@@ -61,6 +63,21 @@ def kit_document(name: str, profile: str) -> dict[str, Any]:
             after.update(m.archive.metadata.text)
         doc["text"] = _text(after)
     return doc
+
+
+def _unconvertible(s: ArchiveSet, results: list[dict[str, Any]]) -> None:
+    """pm_read.py extracts each value by the set's descriptor: a value a member recorded as
+    another type (one whose metadata libpcp lost, SET-MEMBER-2) is the error that gives
+    (SET-META-6)."""
+    for res, k in zip(results, s.result_members()):
+        member = s.members[k].archive.metadata.descs
+        for key, view in res["values"].items():
+            pmid = int(PmID(key))
+            if "nodesc" in view or pmid not in member:
+                continue
+            error = extract_error(view["valfmt"] or 0, member[pmid].type, s.desc(pmid).type)
+            if error is not None:
+                view["values"] = [[inst, f"error:{error}"] for inst, _ in view["values"]]
 
 
 def _indoms_as_reloaded(s: ArchiveSet, results: list[dict[str, Any]]) -> dict[str, list[Any]]:
