@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         with opened_output(args.output) as out:
             dump_mmv(args.archive, out, args.format)
         return 0
+    from pcpconform.cli.heap import pad_heap
     from pcpconform.cli.sources import open_input
     from pcpconform.dump.jsonl import write_jsonl
     from pcpconform.dump.text import write_text
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from pcpconform.io.archiveset import ArchiveSet
     from pcpconform.io.setform import is_set_source
 
+    pad_heap()          # each chunk of records reuses the pages the chunk before freed
     if is_set_source(args.archive):
         from pcpconform.dump.setdump import write_set_jsonl, write_set_text  # sets only
         members = open_input(args.archive, args.rules, "dump")

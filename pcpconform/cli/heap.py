@@ -1,4 +1,6 @@
-"""The C heap kept between runs of records, for commands that stream large archives.
+"""The C heap kept between runs of records, for commands that stream large archives
+(``interp`` and ``dump``; ``check``'s chunks gain little: 0.13 s to 0.09 s of system time
+of 2.6 s on a 105 MB per-process volume).
 
 A replay reads every record in runs: each run's buffers and numpy arrays (up to megabytes)
 are freed before the next is made. glibc's malloc maps a large block afresh for each such

@@ -41,3 +41,19 @@ def test_padded_heap_reuses_pages() -> None:
         return int(out.stdout)
     plain, padded = faults("plain"), faults("padded")
     assert padded * 4 < plain, (plain, padded)
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_dump_of_an_archive_pads_the_heap(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """dump streams an archive in chunks as interp's replay does: it sets the heap up too."""
+    from pathlib import Path
+
+    from pcpconform.cli import heap
+    from tests.cli import run_cli
+
+    calls: list[int] = []
+    monkeypatch.setattr(heap, "pad_heap", lambda: bool(calls.append(1)) or True)
+    case = Path(__file__).resolve().parents[2] / "corpus" / "cases" / "valid" / "interp-seed-v3"
+    base = next(case.glob("*.meta")).with_suffix("")
+    status, out, _ = run_cli("dump", "--format", fmt, str(base))
+    assert status == 0 and out and calls == [1]
