@@ -15,12 +15,14 @@ decline with one of its reasons. A new fast path is one registration.
 from __future__ import annotations
 
 import enum
+import importlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Declined", "PathStats", "FastPath", "register", "REGISTRY"]
+__all__ = ["Declined", "PathStats", "FastPath", "register", "REGISTRY", "import_kernel"]
 
 R = TypeVar("R")
 
@@ -113,3 +115,12 @@ def register(name: str, *, reference: Callable[..., R], fast: Callable[..., R],
                     inputs, same)
     REGISTRY[name] = path
     return path
+
+
+def import_kernel(module: str) -> tuple[ModuleType | None, str | None]:
+    """A compiled kernel, and why it is missing (None when it imports): a source tree
+    without its build step has none, and the fast paths over it decline, counted."""
+    try:
+        return importlib.import_module(module), None
+    except ImportError as exc:
+        return None, str(exc)

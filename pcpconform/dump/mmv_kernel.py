@@ -16,22 +16,14 @@ slot ends and which slots are clean (``slot_ends``, ``clean_slots``) are two mor
 from __future__ import annotations
 
 import enum
-import importlib
-from types import ModuleType
 from typing import Any
 
-from pcpconform.fastpath import Declined, register
+from pcpconform.fastpath import Declined, import_kernel, register
 
 __all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
            "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean"]
 
-_kernel: ModuleType | None
-KERNEL_ERROR: str | None = None
-try:
-    _kernel = importlib.import_module("pcpconform.dump._mmvrows")
-except ImportError as exc:       # not built (a source tree without its build step)
-    _kernel = None
-    KERNEL_ERROR = str(exc)
+_kernel, KERNEL_ERROR = import_kernel("pcpconform.dump._mmvrows")
 
 
 class KernelReason(enum.Enum):

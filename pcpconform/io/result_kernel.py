@@ -17,10 +17,8 @@ reason. Where the kernel is not built, every run is declined with ``NOT_BUILT``,
 from __future__ import annotations
 
 import enum
-import importlib
-from types import ModuleType
 
-from pcpconform.fastpath import Declined, register
+from pcpconform.fastpath import Declined, import_kernel, register
 from pcpconform.format.pmtypes import PmType
 from pcpconform.format.schema import RESULT_HEADER_SIZE
 from pcpconform.format.values import decode_block, decode_insitu
@@ -31,13 +29,7 @@ from pcpconform.io.reader import RawRecord
 __all__ = ["KernelReason", "KERNEL_ERROR", "ResultArrays", "result_arrays", "decode_run_columns",
            "decode_run_schema", "COLUMNS"]
 
-_kernel: ModuleType | None
-KERNEL_ERROR: str | None = None
-try:
-    _kernel = importlib.import_module("pcpconform.io._resultcols")
-except ImportError as exc:       # not built (a source tree without its build step)
-    _kernel = None
-    KERNEL_ERROR = str(exc)
+_kernel, KERNEL_ERROR = import_kernel("pcpconform.io._resultcols")
 
 
 class KernelReason(enum.Enum):
