@@ -122,10 +122,10 @@ def run(args: argparse.Namespace) -> int:
     interval, early = interval_and_seek(args.interval, args.start, archive.start)
     if isinstance(archive, ArchiveSet):
         archive.refuse_retyped()                # as interp declines it (SET-META-6)
-    if isinstance(archive, ArchiveSet) and interval < 0:
-        archive = archive.for_direction(-1)     # a backward replay's seams (SET-REPLAY-3)
-    elif isinstance(archive, ArchiveSet):
-        archive.refuse_damage()                 # as interp declines it (SET-MEMBER-3)
+        if interval < 0:
+            archive = archive.for_direction(-1)     # a backward replay's seams (SET-REPLAY-3)
+        else:
+            archive.refuse_damage()                 # as interp declines it (SET-MEMBER-3)
     # reads the whole archive (the operands' replay): a damaged archive stops here, before
     # any derived-metric message (DERIVE-CLI-8)
     ev = Evaluator(archive, bounds, prof, emulate=emulate & EMULATABLE,

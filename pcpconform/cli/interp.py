@@ -107,13 +107,14 @@ def _run(args: argparse.Namespace) -> int:
     emulate = tuple(DEVIATIONS) if "all" in (args.emulate or []) else tuple(args.emulate or [])
     whole_schedule = bool(args.plot or args.rate)
     replay: Any
-    if isinstance(archive, ArchiveSet):
-        archive.refuse_retyped()        # SET-META-6
     if isinstance(archive, ArchiveSet) and not whole_schedule:
-        # a forward replay of a set reads one member at a time (SetReplay)
+        # a forward replay of a set reads one member at a time (SetReplay); it declines
+        # what is not modelled (SET-META-6, SET-MEMBER-3)
         replay = open_set_replay(archive, pmids, rules=rules, emulate=emulate,
                                  forward=interval > 0, from_time=early)
     else:
+        if isinstance(archive, ArchiveSet):
+            archive.refuse_retyped()    # SET-META-6, as open_set_replay declines it
         # a forward replay of a large archive reads the records as the schedule advances
         replay = open_replay(archive, pmids, rules=rules, emulate=emulate, from_time=early,
                              whole_schedule=whole_schedule)
