@@ -277,9 +277,9 @@ def _on_cluster(cluster: Cluster, jobs: list[Job]) -> Iterator[Observation]:
     """The jobs' observations in job order; a worker that died is not an observation of the
     target (the mutant runs in a child process the worker supervises), so it ends the
     campaign as work that could not be carried out."""
-    out: list[Observation | None] = [None] * len(jobs)
+    got: dict[int, Observation] = {}
     for i, outcome in cluster.completed(observe, [(job,) for job in jobs]):
         if isinstance(outcome, WorkerDied):
             raise UsageError(f"--dask {cluster.address}: a worker died running a mutant: {outcome.reason}")
-        out[i] = outcome
-    return iter(o for o in out if o is not None)
+        got[i] = outcome
+    return (got[i] for i in range(len(jobs)))     # every job has its observation
