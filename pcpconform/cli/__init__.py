@@ -9,8 +9,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+
+# numpy's OpenBLAS starts a thread per CPU when numpy is imported, and they spin: about
+# 0.15 s of CPU for every command, though the kit does no linear algebra. Set before any
+# subcommand imports numpy; a value the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from pcpconform.errors import PcpConformError
 from pcpconform.version import __version__

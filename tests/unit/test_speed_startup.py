@@ -71,3 +71,19 @@ def test_dumping_an_mmv_file_loads_no_archive_module() -> None:
 
 def test_dump_knows_the_mmv_magic_without_the_mmv_modules() -> None:
     assert MMV_MAGIC == SCHEMA_MMV_MAGIC
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1"), ("3", "3")])
+def test_the_command_starts_numpy_without_openblas_threads(preset: str | None, expected: str) -> None:
+    """OpenBLAS's thread pool, started by importing numpy, costs every command about 0.15 s
+    of CPU and the kit does no linear algebra: the command asks for one thread before numpy
+    is imported, and keeps a value the user set."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = ("import os, sys\nimport pcpconform.cli\nassert 'numpy' not in sys.modules\n"
+            "import numpy\nprint(os.environ['OPENBLAS_NUM_THREADS'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == expected
