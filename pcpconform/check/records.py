@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pcpconform.check import times
+from pcpconform.check.counters import CounterBatch, CounterLayout
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.values import ValueChecks, ValueReason
 from pcpconform.fastpath import Declined
@@ -33,12 +34,14 @@ from pcpconform.io.decoded import result_head
 from pcpconform.io.reader import RawRecord
 from pcpconform.io.result_kernel import STATUS, result_arrays
 
-__all__ = ["RecordReason", "RecordCols", "RecordChecks", "PATH"]
+__all__ = ["RecordReason", "RecordPlan", "RecordCols", "RecordChecks", "PATH"]
 
 PATH = "check.records"
 #: records shorter than this go to the reference path: too few values for the columns'
 #: fixed costs to pay, and an archive of small records is checked without importing numpy
 MIN_BYTES = 1024
+#: layouts whose plans are kept (all dropped when full)
+MAX_PLANS = 256
 _TILDE = ord("~")
 #: block types read as numbers, and how: numpy code and payload width
 _BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4", 4), PmType.I64: (">i8", 8),
@@ -80,57 +83,86 @@ class RecordReason(enum.Enum):
     NOT_CANONICAL = "not the writer's layout (the field walk may find something)"
 
 
-class RecordCols:
-    """One result's columns (``ResultArrays`` of one record) with what the rules share:
-    its time, each value set's descriptor (type, sem, indom or None), and which value sets
-    have values (``positive``, their indices)."""
+class RecordPlan:
+    """What a result's value sets and their descriptors decide, made once per layout
+    (pmIDs, numvals and valfmts) and shared by every result of that layout: each value
+    set's descriptor (type, sem, indom or None), which have values (``positive``, their
+    indices), where each value set's values start (``bounds``) and, per value, its value
+    set. ``rules`` holds what each rule's record form derives from these alone."""
 
-    def __init__(self, rec: RawRecord, arrays: Any, ns: int, infos: list[tuple[int, int, int | None] | None],
-                 pmids: list[int]) -> None:
+    __slots__ = ("bounds", "infos", "numvals", "pmids", "positive", "ptypes", "rules", "valfmts", "vset_of_value")
+
+    def __init__(self, arrays: Any, infos: list[tuple[int, int, int | None] | None], pmids: list[int],
+                 types: dict[int, int]) -> None:
         import numpy as np
 
-        self.rec = rec
-        self.ns = ns
-        self.a = arrays
         self.infos = infos
         self.pmids = pmids
         self.numvals: list[int] = arrays.numval.tolist()
         self.valfmts: list[int] = arrays.valfmt.tolist()
         self.bounds: list[int] = arrays.vset_val.tolist()
         self.positive = [k for k, n in enumerate(self.numvals) if n > 0]
-        counts = np.diff(arrays.vset_val)
         #: per value, the index of its value set
-        self.vset_of_value = np.repeat(np.arange(len(self.pmids)), counts)
+        self.vset_of_value = np.repeat(np.arange(len(pmids)), np.diff(arrays.vset_val))
+        #: per value set, its descriptor's type as the decoder has it (-2^40: none)
+        self.ptypes = np.array(list(map(types.get, pmids, itertools.repeat(-1 << 40))), dtype=np.int64)
+        self.rules: dict[str, Any] = {}
 
 
-    def numbers(self, ks: list[int]) -> list[tuple[tuple[int, ...], tuple[Any, ...]]]:
-        """(instances, values) of value sets ``ks`` (ascending) of 32/64-bit integer or
-        double type, typed as the bulk decoder types them; ``Declined`` for any other."""
+class RecordCols:
+    """One result's columns (``ResultArrays`` of one record), its time, and the plan of
+    its layout (``RecordPlan``), whose members it shows as its own."""
+
+    def __init__(self, rec: RawRecord, arrays: Any, ns: int, plan: RecordPlan) -> None:
+        self.rec = rec
+        self.ns = ns
+        self.a = arrays
+        self.plan = plan
+        self.infos = plan.infos
+        self.pmids = plan.pmids
+        self.numvals = plan.numvals
+        self.valfmts = plan.valfmts
+        self.bounds = plan.bounds
+        self.positive = plan.positive
+        self.vset_of_value = plan.vset_of_value
+
+    def counter_batch(self, layout: CounterLayout) -> CounterBatch:
+        """The counter value sets of ``layout`` (made by ``counter_layout``) as columns,
+        typed as the bulk decoder types them."""
         import numpy as np
 
         a = self.a
+        batch = CounterBatch(layout)
+        raw = None
+        for ptype, _, _, _, (sel, insitu) in layout.groups:
+            if insitu:                  # canonical: INSITU for every 32-bit value set
+                words = a.word[sel]
+                values = words.view(np.int32) if ptype == PmType.I32 else words
+            else:
+                if raw is None:
+                    raw = np.frombuffer(self.rec.data, dtype=np.uint8)
+                code, width = _BLOCKS[ptype]
+                values = raw[a.boff[sel][:, None] + 4 + np.arange(width)].copy().view(code).ravel()
+            batch.add(a.inst[sel], values)
+        return batch
+
+    def counter_layout(self, ks: list[int]) -> CounterLayout:
+        """Value sets ``ks`` (ascending) of 32/64-bit integer or double type grouped by type
+        (``Declined`` for any other type): what ``counter_batch`` reads of each result of
+        this layout."""
+        import numpy as np
+
         by_type: dict[int, list[int]] = {}
         for k in ks:
             by_type.setdefault(self.infos[k][0], []).append(k)    # type: ignore[index]
-        raw = np.frombuffer(self.rec.data, dtype=np.uint8)
-        out: dict[int, tuple[tuple[int, ...], tuple[Any, ...]]] = {}
+        layout = CounterLayout()
         for ptype, group in by_type.items():
             if ptype not in _BLOCKS:
                 raise Declined(ValueReason.COUNTER_COLUMN)
             sel = np.isin(self.vset_of_value, group).nonzero()[0]
-            if self.valfmts[group[0]] == 0:     # canonical: INSITU for every 32-bit value set
-                words = a.word[sel]
-                values = (words.view(np.int32) if ptype == PmType.I32 else words).tolist()
-            else:
-                code, width = _BLOCKS[ptype]
-                values = raw[a.boff[sel][:, None] + 4 + np.arange(width)].copy().view(code).ravel().tolist()
-            insts = a.inst[sel].tolist()
-            at = 0
-            for k in group:
-                n = self.bounds[k + 1] - self.bounds[k]
-                out[k] = (tuple(insts[at:at + n]), tuple(values[at:at + n]))
-                at += n
-        return [out[k] for k in ks]
+            counts = [self.bounds[k + 1] - self.bounds[k] for k in group]
+            layout.add(ptype, [self.pmids[k] for k in group], counts, (sel, self.valfmts[group[0]] == 0))
+        return layout
 
 
 class RecordChecks:
@@ -142,6 +174,7 @@ class RecordChecks:
         self.version = version
         self.types = types
         self.stats = ctx.report.paths
+        self._plans: dict[bytes, RecordPlan] = {}
 
     def check(self, rec: RawRecord, info: VolumeInfo) -> bool:
         """True if ``rec`` was checked on its columns (state updated, nothing to report);
@@ -175,14 +208,27 @@ class RecordChecks:
             raise Declined(STATUS[int(arrays.status[0])])
         if not len(arrays.pmid):
             raise Declined(RecordReason.MARK)
-        pmid_list = arrays.pmid.tolist()
-        rc = RecordCols(rec, arrays, result_head(data, self.version)[0].total_nsec(),
-                        self.values.desc_infos(pmid_list), pmid_list)
-        pmids = [rc.pmids[k] for k in rc.positive]
-        if len(set(pmids)) != len(pmids):
+        plan = self._plan(arrays)
+        rc = RecordCols(rec, arrays, result_head(data, self.version)[0].total_nsec(), plan)
+        if plan.rules["pmid-twice"]:
             raise Declined(RecordReason.PMID_TWICE)
         self._canonical(rc, data)
         return self.values.record(rc)
+
+    def _plan(self, arrays: Any) -> RecordPlan:
+        """The plan of the result's layout, made at its first result (a few hundred kept:
+        pmlogger's groups of metrics, logged at their intervals, repeat a few layouts)."""
+        key = arrays.pmid.tobytes() + arrays.numval.tobytes() + arrays.valfmt.tobytes()
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= MAX_PLANS:
+                self._plans.clear()
+            pmid_list = arrays.pmid.tolist()
+            plan = self._plans[key] = RecordPlan(arrays, self.values.desc_infos(pmid_list), pmid_list,
+                                                 self.types)
+            pmids = [plan.pmids[k] for k in plan.positive]
+            plan.rules["pmid-twice"] = len(set(pmids)) != len(pmids)
+        return plan
 
     def _canonical(self, rc: RecordCols, data: bytes) -> None:
         """Decline unless the bulk decoder would call the record canonical (decode_fast):
@@ -191,11 +237,15 @@ class RecordChecks:
         import numpy as np
 
         a = rc.a
-        ptypes = np.array(list(map(self.types.get, rc.pmids, itertools.repeat(-1 << 40))), dtype=np.int64)
-        positive = a.numval > 0
-        typed = ptypes[positive]
-        # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
-        if ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any():
+        ptypes = rc.plan.ptypes
+        writers = rc.plan.rules.get("writers-valfmts")
+        if writers is None:
+            positive = a.numval > 0
+            typed = ptypes[positive]
+            # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
+            writers = rc.plan.rules["writers-valfmts"] = not (
+                ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any())
+        if not writers:
             raise Declined(RecordReason.NOT_CANONICAL)
         blocks = a.boff >= 0
         if not blocks.any():

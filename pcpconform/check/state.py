@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pcpconform.check.counters import CounterHistory
 from pcpconform.check.describe import metric_text, stamp_text
 from pcpconform.check.diagnostics import OsFailure, Report
 from pcpconform.check.rules import RULES
@@ -111,7 +112,7 @@ class ArchiveState:
     volumes: dict[int, VolumeInfo] = field(default_factory=dict)
     last_result: int | None = None
     valfmts: dict[int, int] = field(default_factory=dict)
-    counters: dict[int, tuple[tuple[int, ...], tuple[Any, ...]]] = field(default_factory=dict)
+    counters: CounterHistory = field(default_factory=CounterHistory)
 
 
 class Context:

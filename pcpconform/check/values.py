@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from pcpconform.check.counters import CounterBatch
 from pcpconform.check.describe import type_text
 from pcpconform.check.events import check_events
 from pcpconform.check.shape import LearnedShape, ShapeCheck
@@ -339,28 +340,49 @@ class CounterRule(ValueRule):
         return no_decrease
 
     def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
-        infos = rc.infos
-        ks = [k for k in rc.positive if infos[k][1] == _SEM_COUNTER and infos[k][0] in _NUMERIC]  # type: ignore[index]
-        if not ks:
+        rules = rc.plan.rules
+        if "counter" not in rules:      # once per layout: its counter value sets by type
+            infos = rc.infos
+            ks = [k for k in rc.positive if infos[k][1] == _SEM_COUNTER and infos[k][0] in _NUMERIC]  # type: ignore[index]
+            try:
+                rules["counter"] = rc.counter_layout(ks) if ks else None
+            except Declined as declined:
+                rules["counter"] = declined
+        layout = rules["counter"]
+        if layout is None:
             return None
-        counters = vc.ctx.st.counters
-        updates = []
-        for k, (insts, now) in zip(ks, rc.numbers(ks)):
-            pmid = rc.pmids[k]
-            last = counters.get(pmid)
-            if last is not None:
-                try:
-                    if last[0] == insts:
-                        lower = any(map(_lt, now, last[1]))
-                    else:
-                        old = dict(zip(*last))
-                        lower = any(v < old[i] for i, v in zip(insts, now) if i in old)
-                except TypeError:   # the last values were of another type (value.vtype)
-                    raise Declined(ValueReason.COUNTER) from None
-                if lower:
-                    raise Declined(ValueReason.COUNTER)
-            updates.append((pmid, (insts, now)))
-        return lambda: counters.update(updates)
+        if isinstance(layout, Declined):
+            raise layout
+        history = vc.ctx.st.counters
+        batch = rc.counter_batch(layout)
+        owners = list(map(history.owner.get, layout.pmids))
+        first = owners[0]
+        if first is not None and owners.count(first) == len(owners):   # one batch holds them all
+            if batch.lower_than(first, None):
+                raise Declined(ValueReason.COUNTER)
+            return lambda: history.commit(batch)
+        held_by: dict[int, tuple[CounterBatch, set[int]]] = {}
+        for pmid, held in zip(layout.pmids, owners):
+            if held is not None:        # compared by columns below
+                held_by.setdefault(id(held), (held, set()))[1].add(pmid)
+                continue
+            last = history.tuples(pmid)
+            if last is None:
+                continue
+            insts, now = batch.entry(pmid)
+            try:
+                if last[0] == insts:
+                    lower = any(map(_lt, now, last[1]))
+                else:
+                    old = dict(zip(*last))
+                    lower = any(v < old[i] for i, v in zip(insts, now) if i in old)
+            except TypeError:   # the last values were of another type (value.vtype)
+                raise Declined(ValueReason.COUNTER) from None
+            if lower:
+                raise Declined(ValueReason.COUNTER)
+        if any(batch.lower_than(held, pmids) for held, pmids in held_by.values()):
+            raise Declined(ValueReason.COUNTER)
+        return lambda: history.commit(batch)
 
 
 #: the value-set rules, in the order the reference path applies them

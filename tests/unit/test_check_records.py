@@ -98,3 +98,53 @@ def test_planted_instance_defect_goes_to_the_reference_path(tmp_path: Path, edit
     assert [d.record for d in report.diagnostics if d.code == code] == [index]
     assert report.paths.reasons(PATH)[ValueReason.INSTANCES] == 1
     assert _json(base, True) == _json(base, False)
+
+
+def _counter_sets(base: Path) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
+    """(record index, record offset, value set) of every 32-bit INSITU counter value set
+    with values in a record of ``base``'s first volume, and the counters' types."""
+    from pcpconform.io.archive import Archive
+
+    archive = Archive(sorted(base.parent.glob(base.name + ".meta*"))[0])
+    counters = {int(p): d.type for p, d in archive.metadata.descs.items() if d.sem == 1 and d.type in (0, 1)}
+    out = []
+    with Component(base.parent / (base.name + ".0")) as comp:
+        for rec in comp.records():
+            if rec.index == 0 or len(rec.data) < 1024:
+                continue
+            arrays = result_arrays([rec], 2)
+            if arrays.status[0]:
+                continue
+            for k, (pmid, numval, valfmt) in enumerate(zip(arrays.pmid.tolist(), arrays.numval.tolist(),
+                                                           arrays.valfmt.tolist())):
+                if pmid in counters and numval > 0 and valfmt == 0:
+                    out.append((rec.index, rec.offset, k))
+    return out, counters
+
+
+@pytest.mark.parametrize("later", [1, 3])
+def test_a_counter_decrease_after_results_checked_on_columns_is_reported(tmp_path: Path, later: int) -> None:
+    """A counter set to zero in a result checked after earlier results of its layout were
+    checked on columns (their values kept as columns, check/counters.py): reported on the
+    record, by the reference path, as with every result on the reference path."""
+    src = _base("bozo-disk")
+    for f in QA.glob("bozo-disk.*"):
+        shutil.copy(f, tmp_path / f.name)
+    base = tmp_path / "bozo-disk"
+    sets, _ = _counter_sets(base)
+    records = sorted({index for index, _, _ in sets})
+    assert len(records) > later + 2, src
+    index = records[later + 1]          # results of its layout checked on columns before it
+    _, offset, k = next(s for s in sets if s[0] == index)
+    with Component(base.parent / "bozo-disk.0") as comp:
+        rec = next(r for r in comp.records() if r.index == index)
+    at = rec.offset + _vlists(rec.data)[k][0] + 4      # the first value's INSITU word
+    data = bytearray((tmp_path / "bozo-disk.0").read_bytes())
+    assert struct.unpack_from(">I", data, at)[0] > 0
+    struct.pack_into(">I", data, at, 0)
+    (tmp_path / "bozo-disk.0").write_bytes(bytes(data))
+    report = check_archive(base)
+    assert [d.record for d in report.diagnostics if d.code == "value.counter-decrease"] == [index]
+    assert report.paths.reasons(PATH)[ValueReason.COUNTER] == 1
+    assert report.paths.answered[PATH] >= later
+    assert _json(base, True) == _json(base, False)
