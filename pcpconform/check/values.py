@@ -124,9 +124,12 @@ class NumvalRule(ValueRule):
         return vs.numval < 0 and vc.desc_info(vs.pmid) is None
 
     def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
-        for k in (rc.a.numval < 0).nonzero()[0].tolist():
-            if rc.numvals[k] not in _PLAUSIBLE_ERR or rc.infos[k] is None:
-                raise Declined(ValueReason.NUMVAL)
+        rules = rc.plan.rules           # numvals and descriptors are the layout's
+        if "numval" not in rules:
+            rules["numval"] = all(rc.numvals[k] in _PLAUSIBLE_ERR and rc.infos[k] is not None
+                                  for k in (rc.a.numval < 0).nonzero()[0].tolist())
+        if not rules["numval"]:
+            raise Declined(ValueReason.NUMVAL)
         return None
 
 
@@ -145,12 +148,13 @@ class DescriptorRule(ValueRule):
         return True
 
     def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
-        infos = rc.infos
-        if None in infos or any(info[0] == PmType.NOSUPPORT for info in infos):   # type: ignore[index]
-            for k in rc.positive:
-                info = infos[k]
-                if info is None or info[0] == PmType.NOSUPPORT:
-                    raise Declined(ValueReason.UNDESCRIBED)
+        rules = rc.plan.rules           # the layout's value sets and their descriptors
+        if "descriptor" not in rules:
+            infos = rc.infos
+            rules["descriptor"] = all(infos[k] is not None and infos[k][0] != PmType.NOSUPPORT  # type: ignore[index]
+                                      for k in rc.positive)
+        if not rules["descriptor"]:
+            raise Declined(ValueReason.UNDESCRIBED)
         return None
 
 
@@ -168,6 +172,9 @@ class ValfmtChangeRule(ValueRule):
         return True
 
     def record(self, vc: ValueChecks, rc: RecordCols) -> Callable[[], None] | None:
+        rules = rc.plan.rules
+        if rules.get("valfmt"):         # a result of this layout kept every valfmt before:
+            return None                 # each pmID's first valfmt is set, and never changes
         valfmts = vc.ctx.st.valfmts
         first: dict[int, int] = {}
         for k in rc.positive:          # each pmID once (records.py declines a pmID twice)
@@ -177,6 +184,7 @@ class ValfmtChangeRule(ValueRule):
                 first[pmid] = valfmt
             elif prev != valfmt:
                 raise Declined(ValueReason.VALFMT_CHANGE)
+        rules["valfmt"] = not first
         return (lambda: valfmts.update(first)) if first else None
 
 
@@ -245,27 +253,32 @@ class InstanceRule(ValueRule):
             si, sv = inst[order], vset[order]
             if ((si[1:] == si[:-1]) & (sv[1:] == sv[:-1])).any():
                 raise Declined(ValueReason.INSTANCES)
-        indoms = np.full(len(rc.pmids), -1, dtype=np.int64)     # -1: no indom
-        distinct = set()
-        for k in rc.positive:
-            indom = rc.infos[k][2]      # type: ignore[index]   # described: DescriptorRule
-            if indom is not None:
-                indoms[k] = indom
-                distinct.add(indom)
-        value_indom = indoms[vset]
-        singular = value_indom < 0
+        layout = rc.plan.rules.get("instance")
+        if layout is None:              # once per layout: each value's indom
+            indoms = np.full(len(rc.pmids), -1, dtype=np.int64)     # -1: no indom
+            named = set()
+            for k in rc.positive:
+                indom = rc.infos[k][2]      # type: ignore[index]   # described: DescriptorRule
+                if indom is not None:
+                    indoms[k] = indom
+                    named.add(indom)
+            value_indom = indoms[vset]
+            singular = value_indom < 0
+            layout = rc.plan.rules["instance"] = (
+                value_indom, singular, sorted(named),
+                value_indom[~singular].astype(np.uint64) << np.uint64(32))
+        value_indom, singular, distinct, high = layout
         if (inst[singular] != PM_IN_NULL).any():
             raise Declined(ValueReason.INSTANCES)
         if distinct:
             parts = []
-            for indom in sorted(distinct):     # each part sorted, indom in the high word
+            for indom in distinct:     # each part sorted, indom in the high word
                 members = vc.members(indom, rc.ns)
                 if members is None:
                     raise Declined(ValueReason.INSTANCES)
                 parts.append(vc.member_keys(indom, members))
             allowed = np.concatenate(parts)
-            keys = value_indom[~singular].astype(np.uint64) << np.uint64(32) | \
-                inst[~singular].astype(np.uint32).astype(np.uint64)
+            keys = high | inst[~singular].astype(np.uint32).astype(np.uint64)
             at = np.minimum(np.searchsorted(allowed, keys), max(len(allowed) - 1, 0))
             if not len(allowed) or (allowed[at] != keys).any():
                 raise Declined(ValueReason.INSTANCES)
