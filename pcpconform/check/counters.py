@@ -81,20 +81,23 @@ class CounterBatch:
         insts, values, _, _, _ = self.columns[g]
         return tuple(insts[lo:hi].tolist()), tuple(values[lo:hi].tolist())
 
-    def lower_than(self, prev: CounterBatch, pmids: set[int] | None) -> bool:
-        """Whether any value of ``pmids`` (None: all) here is below the value of the same
-        pmID and instance in ``prev``, which holds their last values. A pmID's type is its
-        descriptor's in every batch, so the groups of one type are compared."""
+    def lower_than(self, prev: CounterBatch, held: list[bool] | None) -> bool:
+        """Whether any value of the pmIDs ``held`` flags (in ``layout.pmids`` order; None:
+        all) is below the value of the same pmID and instance in ``prev``, which holds their
+        last values. A pmID's type is its descriptor's in every batch, so the groups of one
+        type are compared."""
         import numpy as np
 
         kinds = {group[0]: columns for group, columns in zip(prev.layout.groups, prev.columns)}
+        start = 0
         for (ptype, group, counts, _, _), (_, values, keys, _, _) in zip(self.layout.groups, self.columns):
+            flags = None if held is None else held[start:start + len(group)]
+            start += len(group)
             old = kinds.get(ptype)
             if old is None or not len(old[3]):
                 continue
             old_keys, old_values = old[3], old[4]
-            if pmids is not None:
-                flags = [pmid in pmids for pmid in group]
+            if flags is not None:
                 if not any(flags):
                     continue
                 if not all(flags):

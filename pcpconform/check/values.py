@@ -22,7 +22,6 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pcpconform.check.counters import CounterBatch
 from pcpconform.check.describe import type_text
 from pcpconform.check.events import check_events
 from pcpconform.check.shape import LearnedShape, ShapeCheck
@@ -374,11 +373,7 @@ class CounterRule(ValueRule):
             if batch.lower_than(first, None):
                 raise Declined(ValueReason.COUNTER)
             return lambda: history.commit(batch)
-        held_by: dict[int, tuple[CounterBatch, set[int]]] = {}
-        for pmid, held in zip(layout.pmids, owners):
-            if held is not None:        # compared by columns below
-                held_by.setdefault(id(held), (held, set()))[1].add(pmid)
-                continue
+        for pmid in (pmid for pmid, held in zip(layout.pmids, owners) if held is None):
             last = history.tuples(pmid)
             if last is None:
                 continue
@@ -393,8 +388,11 @@ class CounterRule(ValueRule):
                 raise Declined(ValueReason.COUNTER) from None
             if lower:
                 raise Declined(ValueReason.COUNTER)
-        if any(batch.lower_than(held, pmids) for held, pmids in held_by.values()):
-            raise Declined(ValueReason.COUNTER)
+        ids = list(map(id, owners))
+        for held in {id(held): held for held in owners if held is not None}.values():   # compared by columns
+            mine = id(held)
+            if batch.lower_than(held, [i == mine for i in ids]):
+                raise Declined(ValueReason.COUNTER)
         return lambda: history.commit(batch)
 
 
