@@ -1,10 +1,12 @@
-"""Metadata records parsed in bulk where they are large: instance domains.
+"""Metadata records parsed in bulk: instance domains, descriptors and help text.
 
 An instance-domain record of a per-process archive holds thousands of instances; the
 construct schema reads its two arrays an integer at a time. ``parse_meta_fast``, the
 registered fast path ``meta.parse`` of ``parse_meta_schema``, reads them with one
 ``struct`` unpack each (the header's timestamp through the schema's own field) and gives
-the same container; every other record, and anything that does not fit, it declines
+the same container. Descriptors and help text, thousands of small records in a large
+archive (each a tree of construct calls), it reads with one ``struct`` unpack and the
+schema's own units field. Label sets, and anything that does not fit, it declines
 (``MetaReason``).
 """
 
@@ -17,23 +19,26 @@ from typing import Any
 from construct import Container, ListContainer
 
 from pcpconform.fastpath import Declined, PathStats, register
-from pcpconform.format.pmtypes import PmInDom
-from pcpconform.format.schema import INDOM_TAGS, TYPE_INDOM_V2, structs
-from pcpconform.format.schema.common import timestamp_field
+from pcpconform.format.pmtypes import PmID, PmInDom
+from pcpconform.format.schema import INDOM_TAGS, TYPE_DESC, TYPE_INDOM_V2, TYPE_TEXT, structs
+from pcpconform.format.schema.common import PmUnitsField, timestamp_field
 from pcpconform.format.schema.meta import string_table_names
 from pcpconform.io.reader import RawRecord, parse_payload
 
 __all__ = ["MetaReason", "parse_meta", "parse_meta_fast", "parse_meta_schema", "META"]
 
 _HEAD = struct.Struct(">iIi")          # the tag; then after the timestamp: indom, numinst
+_DESC = struct.Struct(">IiIi4si")      # pmid, type, indom, sem, units, numnames
+_TEXT = struct.Struct(">II")           # type, ident
 _TIMESTAMPS = {2: (timestamp_field(2), 8), 3: (timestamp_field(3), 12)}
 
 
 class MetaReason(enum.Enum):
     """Why a .meta record is parsed by the construct schema."""
 
-    NOT_INDOM = "not an instance-domain record"
+    OTHER = "a label set, or a tag the schema does not know"
     SHORT = "shorter than its counts say"
+    MALFORMED = "a negative count or length (the schema's error to raise)"
 
 
 def parse_meta_schema(record: RawRecord, version: int) -> Any:
@@ -47,8 +52,15 @@ def parse_meta_fast(record: RawRecord, version: int) -> Any:
     if len(payload) < 4:
         raise Declined(MetaReason.SHORT)
     tag = int.from_bytes(payload[:4], "big", signed=True)
+    if tag == TYPE_DESC:
+        return _desc(payload)
+    if tag == TYPE_TEXT:
+        if len(payload) < 12:
+            raise Declined(MetaReason.SHORT)
+        kind, ident = _TEXT.unpack_from(payload, 4)
+        return Container(type=tag, body=Container(type=kind, ident=ident, text=payload[12:]))
     if tag not in INDOM_TAGS:
-        raise Declined(MetaReason.NOT_INDOM)
+        raise Declined(MetaReason.OTHER)
     stamp, size = _TIMESTAMPS[2 if tag == TYPE_INDOM_V2 else 3]
     at = 4 + size
     if len(payload) < at + 8:
@@ -66,6 +78,30 @@ def parse_meta_fast(record: RawRecord, version: int) -> Any:
                      instlist=instlist, offsets=offsets, strtab=strtab,
                      names=string_table_names(offsets, strtab))
     return Container(type=tag, body=body)
+
+
+def _desc(payload: bytes) -> Any:
+    """A descriptor record: pmDesc, then its names."""
+    if len(payload) < 4 + _DESC.size:
+        raise Declined(MetaReason.SHORT)
+    pmid, ptype, indom, sem, units, numnames = _DESC.unpack_from(payload, 4)
+    if numnames < 0:
+        raise Declined(MetaReason.MALFORMED)
+    at = 4 + _DESC.size
+    names = ListContainer()
+    for _ in range(numnames):
+        if len(payload) < at + 4:
+            raise Declined(MetaReason.SHORT)
+        size = int.from_bytes(payload[at:at + 4], "big", signed=True)
+        if size < 0:
+            raise Declined(MetaReason.MALFORMED)
+        if len(payload) < at + 4 + size:
+            raise Declined(MetaReason.SHORT)
+        names.append(payload[at + 4:at + 4 + size])
+        at += 4 + size
+    body = Container(pmid=PmID(pmid), type=ptype, indom=PmInDom(indom), sem=sem,
+                     units=PmUnitsField.parse(units), names=names, tail=payload[at:])
+    return Container(type=TYPE_DESC, body=body)
 
 
 def parse_meta(record: RawRecord, version: int, stats: PathStats) -> Any:
