@@ -23,6 +23,33 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
         ctx.add("indom.empty", f, f"instance domain {b.indom} with {b.numinst} instances", field="indom.numinst",
                 **where)
         return
+    strtab = b.strtab
+    if _clean(b.instlist, b.offsets, b.names, strtab):     # nothing for the walk below to find
+        names = dict(zip(b.instlist, b.names))
+    else:
+        names = _walk(ctx, f, where, delta, b)
+    if tag != TYPE_INDOM_V2 and list(b.instlist) != sorted(b.instlist):
+        ctx.add("indom.unsorted", f, "instance ids are not in ascending order", field="indom.instlist", **where)
+    history = ctx.st.indoms.setdefault(int(b.indom), [])
+    stamp = b.timestamp.total_nsec()
+    pos = bisect.bisect_right([h[0] for h in history], stamp)
+    if delta:
+        names = _apply_delta(ctx, f, where, b, history[pos - 1][2] if history and pos else None)
+    history.insert(pos, (stamp, frozenset(names), names))
+
+
+def _clean(instlist: list[int], offsets: list[int], names: list[bytes | None], strtab: bytes) -> bool:
+    """Whether ``_walk`` would report nothing: ids not negative and distinct, each name
+    offset inside a table that ends in a NUL (so every name has its NUL; none deleted),
+    names not empty and distinct. A per-process indom has thousands of instances."""
+    n = len(instlist)
+    return (strtab.endswith(b"\0") and min(instlist, default=0) >= 0 and min(offsets, default=0) >= 0
+            and max(offsets, default=0) < len(strtab) and len(set(instlist)) == n
+            and all(names) and len(set(names)) == n)
+
+
+def _walk(ctx: Context, f: str, where: dict[str, Any], delta: bool, b: Any) -> dict[int, bytes]:
+    """Each instance checked in turn; the instances with a name, by id."""
     names: dict[int, bytes] = {}
     seen_names: set[bytes] = set()
     strtab = b.strtab
@@ -47,14 +74,7 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
             ctx.add("indom.empty-name", f, f"instance {inst} has an empty name", field=fld, **where)
         names[inst] = name or b""
         seen_names.add(name or b"")
-    if tag != TYPE_INDOM_V2 and list(b.instlist) != sorted(b.instlist):
-        ctx.add("indom.unsorted", f, "instance ids are not in ascending order", field="indom.instlist", **where)
-    history = ctx.st.indoms.setdefault(int(b.indom), [])
-    stamp = b.timestamp.total_nsec()
-    pos = bisect.bisect_right([h[0] for h in history], stamp)
-    if delta:
-        names = _apply_delta(ctx, f, where, b, history[pos - 1][2] if history and pos else None)
-    history.insert(pos, (stamp, frozenset(names), names))
+    return names
 
 
 def _apply_delta(ctx: Context, f: str, where: dict[str, Any], b: Any,

@@ -7,6 +7,8 @@ the last field, kept so that a rebuild loses nothing.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from construct import (
     Array,
     Bytes,
@@ -75,8 +77,18 @@ def desc_payload() -> Construct:
     )
 
 
+def _after(start: int, length: int) -> int:
+    """Where the name after one of ``length`` bytes at ``start`` begins (past its NUL)."""
+    return start + length + 1
+
+
 def string_table_names(offsets: list[int], strtab: bytes) -> list[bytes | None]:
     """Instance names from an indom string table; None where the offset is -1 (deleted)."""
+    if strtab.endswith(b"\0"):       # the writer's table: each name once, in order, NUL after each
+        parts = strtab[:-1].split(b"\0")
+        if len(parts) == len(offsets) and list(offsets) == list(accumulate(map(len, parts[:-1]), _after, initial=0)):
+            whole: list[bytes | None] = list(parts)
+            return whole
     names: list[bytes | None] = []
     for off in offsets:
         if off < 0 or off > len(strtab):
