@@ -147,8 +147,8 @@ class CounterHistory:
         self.owner.update(dict.fromkeys(pmids, batch))
         last = self._last
         if last:
-            for pmid in pmids:
-                last.pop(pmid, None)
+            for pmid in last.keys() & pmids:
+                del last[pmid]
 
     def clear(self) -> None:
         """Forget every counter (a gap: counters restart)."""
