@@ -178,6 +178,8 @@ def cases_for(path: Path) -> list[Case]:
     # what the commands above spend before reading the file: the interpreter and the imports
     cases.append(Case("$ start-up: the dump command's imports",
                       _subprocess_case([sys.executable, "-c", "import pcpconform.cli, pcpconform.dump.mmv"])))
+    # the floor of any command run by this interpreter: its start alone, site included
+    cases.append(Case("$ start-up: the interpreter alone", _subprocess_case([sys.executable, "-c", "pass"])))
     return cases
 
 

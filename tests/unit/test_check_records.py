@@ -100,8 +100,8 @@ def test_planted_instance_defect_goes_to_the_reference_path(tmp_path: Path, edit
     assert _json(base, True) == _json(base, False)
 
 
-def _counter_sets(base: Path) -> tuple[list[tuple[int, int, int]], dict[int, int]]:
-    """(record index, record offset, value set) of every 32-bit INSITU counter value set
+def _counter_sets(base: Path) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """(record index, value set) of every 32-bit INSITU counter value set
     with values in a record of ``base``'s first volume, and the counters' types."""
     from pcpconform.io.archive import Archive
 
@@ -118,7 +118,7 @@ def _counter_sets(base: Path) -> tuple[list[tuple[int, int, int]], dict[int, int
             for k, (pmid, numval, valfmt) in enumerate(zip(arrays.pmid.tolist(), arrays.numval.tolist(),
                                                            arrays.valfmt.tolist())):
                 if pmid in counters and numval > 0 and valfmt == 0:
-                    out.append((rec.index, rec.offset, k))
+                    out.append((rec.index, k))
     return out, counters
 
 
@@ -132,10 +132,10 @@ def test_a_counter_decrease_after_results_checked_on_columns_is_reported(tmp_pat
         shutil.copy(f, tmp_path / f.name)
     base = tmp_path / "bozo-disk"
     sets, _ = _counter_sets(base)
-    records = sorted({index for index, _, _ in sets})
+    records = sorted({index for index, _ in sets})
     assert len(records) > later + 2, src
     index = records[later + 1]          # results of its layout checked on columns before it
-    _, offset, k = next(s for s in sets if s[0] == index)
+    k = next(s[1] for s in sets if s[0] == index)
     with Component(base.parent / "bozo-disk.0") as comp:
         rec = next(r for r in comp.records() if r.index == index)
     at = rec.offset + _vlists(rec.data)[k][0] + 4      # the first value's INSITU word
