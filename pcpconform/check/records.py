@@ -251,7 +251,10 @@ class RecordChecks:
         if not blocks.any():
             return
         boff, vlen, vtype = a.boff[blocks], a.vlen[blocks].astype(np.int64), a.vtype[blocks]
-        if (vtype != ptypes[rc.vset_of_value[blocks]]).any():
+        value_ptypes = rc.plan.rules.get("value-ptypes")
+        if value_ptypes is None:        # per value, its descriptor's type
+            value_ptypes = rc.plan.rules["value-ptypes"] = ptypes[rc.vset_of_value]
+        if (vtype != value_ptypes[blocks]).any():
             raise Declined(RecordReason.NOT_CANONICAL)
         want = _block_vlens()[vtype]
         if ((want >= 0) & (vlen != want)).any():

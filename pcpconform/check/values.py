@@ -373,7 +373,8 @@ class CounterRule(ValueRule):
             if batch.lower_than(first, None):
                 raise Declined(ValueReason.COUNTER)
             return lambda: history.commit(batch)
-        for pmid in (pmid for pmid, held in zip(layout.pmids, owners) if held is None):
+        unheld = [pmid for pmid, held in zip(layout.pmids, owners) if held is None] if None in owners else []
+        for pmid in unheld:
             last = history.tuples(pmid)
             if last is None:
                 continue
@@ -389,9 +390,10 @@ class CounterRule(ValueRule):
             if lower:
                 raise Declined(ValueReason.COUNTER)
         ids = list(map(id, owners))
-        for held in {id(held): held for held in owners if held is not None}.values():   # compared by columns
-            mine = id(held)
-            if batch.lower_than(held, [i == mine for i in ids]):
+        for mine in set(ids) - {id(None)}:      # each batch's pmIDs compared by columns
+            held = owners[ids.index(mine)]
+            assert held is not None
+            if batch.lower_than(held, list(map(mine.__eq__, ids))):
                 raise Declined(ValueReason.COUNTER)
         return lambda: history.commit(batch)
 
