@@ -4,12 +4,16 @@ The reference path keeps, per pmID, the tuples of its last value set. A per-proc
 has hundreds of counter value sets in every result, each with hundreds of instances that
 come and go: made into tuples and compared one value set at a time, they were a third of
 ``check``'s time. The records path (records.py) instead keeps a whole result's counters
-as one ``CounterBatch`` of columns, compares the next result's columns with it in a few
-array operations, and makes a pmID's tuples only when the reference path asks for them.
+as one ``CounterBatch`` of columns (laid out once per result layout, ``CounterLayout``),
+compares the next result's columns with the batches holding their pmIDs' last values in a
+few array operations, and makes a pmID's tuples only when the reference path asks for them.
+Results of different metric groups alternate (pmlogger logs each group at its own
+interval), so several batches live side by side: each pmID is owned by the newest batch
+that has it.
 
-What any path reads is the same: ``get`` answers from the newest batch for a pmID it
-holds, else from the tuples; a write by the reference or column path first turns the
-batch into tuples, so the two never disagree about which value is the last.
+What any path reads is the same: ``get`` answers from the pmID's owning batch, else from
+the tuples; a write by the reference or column path replaces that pmID's entry with tuples
+and ends its batch's ownership of it, so no two places hold a last value for one pmID.
 """
 
 from __future__ import annotations
