@@ -1,13 +1,13 @@
-"""Metadata records parsed in bulk: instance domains, descriptors and help text.
+"""Metadata records parsed in bulk: instance domains, descriptors, help text, label sets.
 
 An instance-domain record of a per-process archive holds thousands of instances; the
 construct schema reads its two arrays an integer at a time. ``parse_meta_fast``, the
 registered fast path ``meta.parse`` of ``parse_meta_schema``, reads them with one
 ``struct`` unpack each (the header's timestamp through the schema's own field) and gives
-the same container. Descriptors and help text, thousands of small records in a large
-archive (each a tree of construct calls), it reads with one ``struct`` unpack and the
-schema's own units field. Label sets, and anything that does not fit, it declines
-(``MetaReason``).
+the same container. Descriptors, help text and label sets, thousands of small records in
+a large archive (each a tree of construct calls), it reads with ``struct`` (a descriptor's
+units through the schema's own field). An unknown tag, and anything that does not fit, it
+declines (``MetaReason``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from construct import Container, ListContainer
 
 from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import PmID, PmInDom
-from pcpconform.format.schema import INDOM_TAGS, TYPE_DESC, TYPE_INDOM_V2, TYPE_TEXT, structs
+from pcpconform.format.schema import INDOM_TAGS, LABEL_TAGS, TYPE_DESC, TYPE_INDOM_V2, TYPE_LABEL_V2, TYPE_TEXT, structs
 from pcpconform.format.schema.common import PmUnitsField, timestamp_field
 from pcpconform.format.schema.meta import string_table_names
 from pcpconform.io.reader import RawRecord, parse_payload
@@ -30,13 +30,16 @@ __all__ = ["MetaReason", "parse_meta", "parse_meta_fast", "parse_meta_schema", "
 _HEAD = struct.Struct(">iIi")          # the tag; then after the timestamp: indom, numinst
 _DESC = struct.Struct(">IiIi4si")      # pmid, type, indom, sem, units, numnames
 _TEXT = struct.Struct(">II")           # type, ident
+_LABEL_HEAD = struct.Struct(">iIi")    # after the timestamp: type, ident, nsets
+_SET_HEAD = struct.Struct(">Ii")       # inst, jsonlen
+_LABEL = struct.Struct(">HBBHH")       # pmLabel: name, namelen, flags, value, valuelen
 _TIMESTAMPS = {2: (timestamp_field(2), 8), 3: (timestamp_field(3), 12)}
 
 
 class MetaReason(enum.Enum):
     """Why a .meta record is parsed by the construct schema."""
 
-    OTHER = "a label set, or a tag the schema does not know"
+    OTHER = "a tag the schema does not know"
     SHORT = "shorter than its counts say"
     MALFORMED = "a negative count or length (the schema's error to raise)"
 
@@ -59,6 +62,8 @@ def parse_meta_fast(record: RawRecord, version: int) -> Any:
             raise Declined(MetaReason.SHORT)
         kind, ident = _TEXT.unpack_from(payload, 4)
         return Container(type=tag, body=Container(type=kind, ident=ident, text=payload[12:]))
+    if tag in LABEL_TAGS:
+        return _labels(payload, tag)
     if tag not in INDOM_TAGS:
         raise Declined(MetaReason.OTHER)
     stamp, size = _TIMESTAMPS[2 if tag == TYPE_INDOM_V2 else 3]
@@ -102,6 +107,39 @@ def _desc(payload: bytes) -> Any:
     body = Container(pmid=PmID(pmid), type=ptype, indom=PmInDom(indom), sem=sem,
                      units=PmUnitsField.parse(units), names=names, tail=payload[at:])
     return Container(type=TYPE_DESC, body=body)
+
+
+def _labels(payload: bytes, tag: int) -> Any:
+    """A label-set record: its sets, each with its JSON and pmLabel entries (a count below
+    zero reads as none, as the schema reads it)."""
+    stamp, size = _TIMESTAMPS[2 if tag == TYPE_LABEL_V2 else 3]
+    at = 4 + size
+    if len(payload) < at + 12:
+        raise Declined(MetaReason.SHORT)
+    kind, ident, nsets = _LABEL_HEAD.unpack_from(payload, at)
+    at += 12
+    sets = ListContainer()
+    for _ in range(max(nsets, 0)):
+        if len(payload) < at + 8:
+            raise Declined(MetaReason.SHORT)
+        inst, jsonlen = _SET_HEAD.unpack_from(payload, at)
+        at += 8
+        end = at + max(jsonlen, 0)
+        if len(payload) < end + 4:
+            raise Declined(MetaReason.SHORT)
+        json = payload[at:end]
+        nlabels = int.from_bytes(payload[end:end + 4], "big", signed=True)
+        at = end + 4
+        count = max(nlabels, 0)
+        if len(payload) < at + _LABEL.size * count:
+            raise Declined(MetaReason.SHORT)
+        labels = ListContainer(Container(name=n, namelen=nl, flags=fl, value=v, valuelen=vl)
+                               for n, nl, fl, v, vl in _LABEL.iter_unpack(payload[at:at + _LABEL.size * count]))
+        at += _LABEL.size * count
+        sets.append(Container(inst=inst, jsonlen=jsonlen, json=json, nlabels=nlabels, labels=labels))
+    body = Container(timestamp=stamp.parse(payload[4:4 + size]), type=kind, ident=ident, nsets=nsets,
+                     sets=sets, tail=payload[at:])
+    return Container(type=tag, body=body)
 
 
 def parse_meta(record: RawRecord, version: int, stats: PathStats) -> Any:
