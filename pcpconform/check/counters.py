@@ -75,10 +75,6 @@ class CounterBatch:
         order = np.argsort(keys, kind="stable")
         self.columns.append((insts, values, keys, keys[order], values[order]))
 
-    @property
-    def where(self) -> dict[int, tuple[int, int, int]]:
-        return self.layout.where
-
     def entry(self, pmid: int) -> Entry:
         """The tuples the reference path would have kept for ``pmid``."""
         g, lo, hi = self.layout.where[pmid]

@@ -23,8 +23,7 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
         ctx.add("indom.empty", f, f"instance domain {b.indom} with {b.numinst} instances", field="indom.numinst",
                 **where)
         return
-    strtab = b.strtab
-    if _clean(b.instlist, b.offsets, b.names, strtab):     # nothing for the walk below to find
+    if _clean(b.instlist, b.offsets, b.names, b.strtab):     # nothing for the walk below to find
         names = dict(zip(b.instlist, b.names))
     else:
         names = _walk(ctx, f, where, delta, b)

@@ -27,7 +27,7 @@ from pcpconform.check.counters import CounterBatch, CounterLayout
 from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.values import ValueChecks, ValueReason
 from pcpconform.fastpath import Declined
-from pcpconform.format.pmtypes import PmType
+from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
 from pcpconform.io.bulk import VALFMT
 from pcpconform.io.decoded import result_head
@@ -46,7 +46,6 @@ _TILDE = ord("~")
 #: block types read as numbers, and how: numpy code and payload width
 _BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4", 4), PmType.I64: (">i8", 8),
                                        PmType.U64: (">u8", 8), PmType.DOUBLE: (">f8", 8)}
-_NUMBERS: frozenset[int] = frozenset(_BLOCKS)
 
 
 @functools.cache          # numpy is imported at the first record checked here, not with the module
@@ -59,7 +58,6 @@ def _block_vlens() -> Any:
     return vlens
 
 
-
 @functools.cache
 def _valfmts() -> Any:
     import numpy as np
@@ -69,7 +67,6 @@ def _valfmts() -> Any:
         if 0 <= t < 256:
             valfmts[t] = valfmt
     return valfmts
-
 
 
 class RecordReason(enum.Enum):
@@ -180,12 +177,11 @@ class RecordChecks:
         """True if ``rec`` was checked on its columns (state updated, nothing to report);
         False (the reason counted, nothing changed) if the reference path must check it."""
         try:
-            commits = self._commits(rec)
+            stamp, commits = self._commits(rec)
         except Declined as declined:
             self.stats.decline(PATH, declined.reason)
             return False
         ctx = self.ctx
-        stamp = result_head(rec.data, self.version)[0]
         ctx.result_stamp = (rec.file, rec.index, stamp)
         info.stamp(stamp.total_nsec())
         for rule in times.RECORD_RULES:
@@ -195,7 +191,9 @@ class RecordChecks:
         self.stats.answer(PATH)
         return True
 
-    def _commits(self, rec: RawRecord) -> list[Callable[[], None]]:
+    def _commits(self, rec: RawRecord) -> tuple[Timestamp, list[Callable[[], None]]]:
+        """The result's time and what its rules' record forms would commit; ``Declined``
+        where the reference path must check it."""
         if self.ctx.walk_canonical:
             raise Declined(RecordReason.WALK)
         data = rec.data
@@ -209,11 +207,12 @@ class RecordChecks:
         if not len(arrays.pmid):
             raise Declined(RecordReason.MARK)
         plan = self._plan(arrays)
-        rc = RecordCols(rec, arrays, result_head(data, self.version)[0].total_nsec(), plan)
+        stamp = result_head(data, self.version)[0]
+        rc = RecordCols(rec, arrays, stamp.total_nsec(), plan)
         if plan.rules["pmid-twice"]:
             raise Declined(RecordReason.PMID_TWICE)
         self._canonical(rc, data)
-        return self.values.record(rc)
+        return stamp, self.values.record(rc)
 
     def _plan(self, arrays: Any) -> RecordPlan:
         """The plan of the result's layout, made at its first result (a few hundred kept:
