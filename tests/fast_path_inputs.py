@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from pcpconform.dump.mmv_blocks import Block
 from pcpconform.dump.mmv_jsonl import iter_mmv_lines, mmv_records
+from pcpconform.dump.text import RUN_RECORDS, ResultLines
 from pcpconform.errors import DeriveSemanticError, DeriveSyntaxError, PcpConformError, UnitsError
 from pcpconform.extra.mmv_strategies import mmv_files
 from pcpconform.extra.strategies import fixtures
@@ -29,6 +30,7 @@ from pcpconform.fastpath import PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.timezone import ArchiveZone
 from pcpconform.format.values import F32
 from pcpconform.fuzz.archive_edit import read_archive
 from pcpconform.fuzz.mutators import mutate_archive
@@ -189,6 +191,7 @@ class Families:
             "value-column": self.value_column,
             "printed-column": self.printed_column,
             "archive-result": self.archive_result,
+            "text-run": self.text_run,
             "volume-file": self.volume_file,
             "archive": self.archive,
             "archive-object": self.archive_object,
@@ -356,6 +359,22 @@ class Families:
             assume(False)
         assume(results)
         return archive, data.draw(st.sampled_from(results), label="result")
+
+    def text_run(self, data: st.DataObject) -> tuple[Any, ...]:
+        """The text dump's lines of an archive (its timezone or UTC) and a run of its
+        records, as ``write_text`` takes them."""
+        records: list[RawRecord] = []
+        try:
+            archive = Archive(self._written(self._files(data)))
+            with contextlib.suppress(PcpConformError):     # the records before a framing fault
+                records.extend(record for _, record in archive.volume_records())
+        except (PcpConformError, OSError):
+            assume(False)
+        assume(records)
+        lo = data.draw(st.integers(0, len(records) - 1), label="from")
+        hi = data.draw(st.integers(lo + 1, min(len(records), lo + RUN_RECORDS)), label="to")
+        zone = ArchiveZone(None if data.draw(st.booleans(), label="utc") else archive.label.timezone)
+        return ResultLines(archive, zone, PathStats()), records[lo:hi]
 
     def volume_file(self, data: st.DataObject) -> tuple[Any, ...]:
         return (self._written(self._files(data)).with_name("a.0"),)

@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import bisect
 import enum
+import functools
 import json
 import math
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from pcpconform.dump.jsonl import escape_bytes, sem_token
 from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDom, PmType, Timestamp
-from pcpconform.format.timezone import ArchiveZone
-from pcpconform.format.values import F32
+from pcpconform.format.timezone import UTC_ZONE, ArchiveZone
+from pcpconform.format.values import F32, decode_block
 from pcpconform.io.archive import Archive
-from pcpconform.io.bulk import DecodedResult
+from pcpconform.io.bulk import DecodedResult, decode_result
+from pcpconform.io.decoded import result_head
+from pcpconform.io.reader import RawRecord
+from pcpconform.io.result_kernel import STATUS, KernelReason, ResultArrays, joined, printed_numbers, run_arrays
 
 __all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets",
-           "printed_values", "printed_column", "PrintReason"]
+           "printed_values", "printed_column", "PrintReason", "run_text_records", "run_text_kernel",
+           "RUN_RECORDS", "ResultLines"]
 
 
 def when_text(ts: Timestamp) -> str:
@@ -114,38 +120,117 @@ def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
         for e in entries:
             out.write(f"{zone.when(e.timestamp)}\t{e.vol:7d} {e.off_meta:12d} {e.off_data:12d}\n")
     out.write("\n")
-    types = {pmid: d.type for pmid, d in md.descs.items()}
-    lines = _ResultLines(archive, types, archive.stats)
+    lines = ResultLines(archive, zone, archive.stats)
     batch: list[str] = []
     try:
-        for res in archive.results():
-            size = len(res.record.data) if res.record is not None else 0
-            if res.is_mark:
-                batch.append(f"[{size} bytes]\n{zone.when(res.timestamp)}  <mark>\n\n")
-            else:
-                batch.append(f"[{size} bytes]\n{zone.when(res.timestamp)} {len(res.vsets)} "
-                             f"metric{'s' if len(res.vsets) != 1 else ''}\n{lines.vsets(res)}\n")
-            if len(batch) == 64:            # fewer, larger writes
+        for run in _runs(archive.volume_records()):
+            try:
+                batch.append(RUN(archive.stats, lines, run))
+            except Exception:
+                # what the run holds before its bad record is shown: again, record by record
+                batch.extend(map(lines.record_text, run))
+                raise
+            if len(batch) >= 4:            # fewer, larger writes
                 out.write("".join(batch))
                 batch.clear()
     finally:                                # what was read before a bad record is shown
         out.write("".join(batch))
 
 
-class _ResultLines:
+#: records a run holds: the kernel's columns and printed values are made a run at a time
+RUN_RECORDS = 128
+#: the characters of result templates kept for the layouts seen (then they are dropped)
+LAYOUT_CHARS = 8 << 20
+
+
+def _runs(records: Iterator[tuple[int, RawRecord]]) -> Iterator[list[RawRecord]]:
+    """Runs of up to RUN_RECORDS records; a run read before a record that cannot be framed
+    is given before the error is raised."""
+    run: list[RawRecord] = []
+    try:
+        for _, record in records:
+            run.append(record)
+            if len(run) == RUN_RECORDS:
+                yield run
+                run = []
+    except Exception:
+        if run:
+            yield run
+        raise
+    if run:
+        yield run
+
+
+class ResultLines:
     """A result's value-set lines; the instance lines of a value set are one ``%`` template
     per (instance domain record in force, instance list), filled with a column of values."""
 
-    def __init__(self, archive: Archive, types: dict[int, int], stats: PathStats) -> None:
+    def __init__(self, archive: Archive, zone: ArchiveZone, stats: PathStats) -> None:
         self.archive = archive
-        self.types = types
+        self.zone = zone
         self.stats = stats
         md = archive.metadata
+        self.types = {pmid: d.type for pmid, d in md.descs.items()}
         self.descs = md.descs
-        self.stamps = {indom: [r.timestamp for r in history] for indom, history in md.indoms.items()}
+        # (sec, nsec) pairs: compared in C by bisect, as Timestamp compares them
+        self.stamps = {indom: [(r.timestamp.sec, r.timestamp.nsec) for r in history]
+                       for indom, history in md.indoms.items()}
         self.history = md.indoms
         self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
         self.heads: dict[int, str] = {}
+        self.indoms: dict[int, int] = {}
+        # every instance domain record's time: where a result's time falls among them
+        # names the records in force for all instance domains at once
+        self.epochs = sorted({stamp for stamps in self.stamps.values() for stamp in stamps})
+        self.layouts: dict[tuple[int, bytes, bytes, bytes], str] = {}
+        self.layout_chars = 0
+
+    @functools.cached_property
+    def type_columns(self) -> tuple[Any, Any]:
+        """The described pmIDs in order (numpy uint32) and their types (int32); a pmID of
+        no descriptor is read as U32, as the decoders read it."""
+        import numpy as np
+
+        pmids = sorted(self.types) or [0]
+        return (np.array(pmids, dtype=np.uint32),
+                np.array([self.types.get(p, PmType.U32) for p in pmids], dtype=np.int32))
+
+    def record_text(self, record: RawRecord) -> str:
+        """A result's lines, from its record decoded on its own."""
+        res = decode_result(record, self.archive.version, self.types, self.stats)
+        when = self.zone.when(res.timestamp)
+        if res.is_mark:
+            return f"[{len(record.data)} bytes]\n{when}  <mark>\n\n"
+        n = len(res.vsets)
+        return f"[{len(record.data)} bytes]\n{when} {n} metric{'s' if n != 1 else ''}\n{self.vsets(res)}\n"
+
+    def layout_template(self, at: tuple[int, int], pmids: list[int], numvals: list[int],
+                        insts: list[int], bounds: list[int]) -> str:
+        """The value-set lines of a result of this layout at time ``at``, a ``%s`` for each
+        value: value set ``k`` has ``pmids[k]``, ``numvals[k]``, and instances
+        ``insts[bounds[k]:bounds[k + 1]]``."""
+        out = []
+        for k, pmid in enumerate(pmids):
+            head = self._head(pmid).replace("%", "%%")
+            numval = numvals[k]
+            if numval < 0:
+                out.append(f"{head} error {numval}\n")
+            elif numval == 0:
+                out.append(f"{head} No values returned!\n")
+            elif bounds[k + 1] - bounds[k] == 1 and insts[bounds[k]] == -1:
+                out.append(f"{head} value %s\n")
+            else:
+                out.append(head + "\n" + self._template(self._indom(pmid), at,
+                                                        tuple(insts[bounds[k]:bounds[k + 1]])))
+        out.append("\n")
+        return "".join(out)
+
+    def _indom(self, pmid: int) -> int:
+        indom = self.indoms.get(pmid)
+        if indom is None:
+            desc = self.descs.get(pmid)
+            indom = self.indoms[pmid] = -1 if desc is None or desc.indom.is_null else int(desc.indom)
+        return indom
 
     def _head(self, pmid: int) -> str:
         head = self.heads.get(pmid)
@@ -153,7 +238,8 @@ class _ResultLines:
             head = self.heads[pmid] = f"    {PmID(pmid)} ({self.archive.metric_name(pmid)}):"
         return head
 
-    def _template(self, indom: int, at: Timestamp, insts: tuple[int, ...]) -> str:
+    def _template(self, indom: int, at: tuple[int, int], insts: tuple[int, ...]) -> str:
+        """The instance lines of ``insts`` at time ``at`` (sec, nsec)."""
         stamps = self.stamps.get(indom)
         pos = bisect.bisect_right(stamps, at) if stamps else 0
         key = (indom, pos, insts)
@@ -184,9 +270,7 @@ class _ResultLines:
             if len(insts) == 1 and insts[0] == -1:
                 out.append(f"{head} value {printed_value(values[0], ptype)}\n")
                 continue
-            desc = self.descs.get(vs.pmid)
-            indom = -1 if desc is None or desc.indom.is_null else int(desc.indom)
-            template = self._template(indom, res.timestamp, insts)
+            template = self._template(self._indom(vs.pmid), (res.timestamp.sec, res.timestamp.nsec), insts)
             out.append(head + "\n" + template % tuple(COLUMN(self.stats, values, ptype)))
         return "".join(out)
 
@@ -222,7 +306,7 @@ COLUMN = register("dump.text-column", reference=printed_values, fast=printed_col
 
 
 def reference_vsets(archive: Archive, res: DecodedResult) -> str:
-    """``_ResultLines.vsets`` value by value, with ``Archive.instances``: the reference the
+    """``ResultLines.vsets`` value by value, with ``Archive.instances``: the reference the
     tests hold the columns to."""
     md = archive.metadata
     out = []
@@ -249,9 +333,82 @@ def reference_vsets(archive: Archive, res: DecodedResult) -> str:
 
 def column_vsets(archive: Archive, res: DecodedResult) -> str:
     """A result's value-set lines a column at a time, as ``write_text`` prints them."""
-    types = {pmid: d.type for pmid, d in archive.metadata.descs.items()}
-    return _ResultLines(archive, types, archive.stats).vsets(res)
+    return ResultLines(archive, UTC_ZONE, archive.stats).vsets(res)
 
 
 VSETS = register("dump.text-vsets", reference=reference_vsets, fast=column_vsets,
                  reasons=PrintReason, inputs="archive-result")
+
+
+def run_text_records(lines: ResultLines, records: list[RawRecord]) -> str:
+    """The lines of a run of results, each record decoded on its own: the reference of
+    ``dump.text-run``."""
+    return "".join(map(lines.record_text, records))
+
+
+def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
+    """``run_text_records`` from the compiled kernel's columns of the whole run and its
+    printed numbers (``io.result_kernel``); ``Declined`` with the kernel's reason for the
+    first record it does not read."""
+    version = lines.archive.version
+    buf, bounds = joined(records)
+    arrays = run_arrays(buf, bounds, version)
+    bad = arrays.status.nonzero()[0]
+    if len(bad):
+        raise Declined(STATUS[int(arrays.status[bad[0]])])
+    import numpy as np
+
+    pmids = arrays.pmid.tolist()
+    keys, ptypes_of = lines.type_columns
+    where = np.minimum(np.searchsorted(keys, arrays.pmid), len(keys) - 1)
+    ptypes = np.where(keys[where] == arrays.pmid, ptypes_of[where], np.int32(PmType.U32)).astype(np.int32)
+    printed, missing = printed_numbers(buf, bounds, arrays, ptypes)
+    if len(missing):
+        _print_the_rest(lines, printed, missing, buf, bounds, arrays, pmids)
+    rec_vset, vset_val = arrays.rec_vset.tolist(), arrays.vset_val.tolist()
+    numvals, insts = arrays.numval.tolist(), arrays.inst.tolist()
+    # a record's layout: its pmIDs, numvals and instances, and the instance domain records
+    # in force (all of them, by where its time falls among their times)
+    pmid_b, numval_b, inst_b = arrays.pmid.tobytes(), arrays.numval.tobytes(), arrays.inst.tobytes()
+    when, known, epochs = lines.zone.when, lines.layouts, lines.epochs
+    out: list[str] = []
+    for r, record in enumerate(records):
+        stamp = result_head(record.data, version)[0]
+        k0, k1 = rec_vset[r], rec_vset[r + 1]
+        if k0 == k1:
+            out.append(f"[{len(record.data)} bytes]\n{when(stamp)}  <mark>\n\n")
+            continue
+        at = (stamp.sec, stamp.nsec)
+        v0, v1 = vset_val[k0], vset_val[k1]
+        key = (bisect.bisect_right(epochs, at), pmid_b[4 * k0:4 * k1], numval_b[4 * k0:4 * k1],
+               inst_b[4 * v0:4 * v1])
+        template = known.get(key)
+        if template is None:
+            template = lines.layout_template(at, pmids[k0:k1], numvals[k0:k1], insts, vset_val[k0:k1 + 1])
+            lines.layout_chars += len(template)
+            if lines.layout_chars > LAYOUT_CHARS:   # memory stays flat where layouts never repeat
+                known.clear()
+                lines.layout_chars = len(template)
+            known[key] = template
+        out.append(f"[{len(record.data)} bytes]\n{when(stamp)} {k1 - k0} metric{'s' if k1 - k0 != 1 else ''}\n")
+        out.append(template % tuple(printed[v0:v1]))
+    return "".join(out)
+
+
+def _print_the_rest(lines: ResultLines, printed: list[str | None], missing: Any, buf: bytes,
+                    bounds: Any, arrays: ResultArrays, pmids: list[int]) -> None:
+    """The values the kernel leaves (strings, aggregates, odd sizes), by ``printed_value``."""
+    import numpy as np
+
+    vsets = np.searchsorted(arrays.vset_val, missing, side="right") - 1
+    recs = np.searchsorted(arrays.rec_vset, vsets, side="right") - 1
+    starts = bounds[recs] + arrays.boff[missing]
+    ends = bounds[recs] + arrays.boff[missing] + arrays.vlen[missing]
+    for i, k, lo, hi, vtype in zip(missing.tolist(), vsets.tolist(), starts.tolist(), ends.tolist(),
+                                   arrays.vtype[missing].tolist()):
+        pmid = pmids[k]
+        printed[i] = printed_value(decode_block(vtype, buf[lo + 4:hi]), lines.types.get(pmid))
+
+
+RUN = register("dump.text-run", reference=run_text_records, fast=run_text_kernel,
+               reasons=KernelReason, inputs="text-run")

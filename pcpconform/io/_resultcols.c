@@ -22,6 +22,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -30,6 +31,12 @@ enum {
     EVENTS = 7, ORDER = 8, COVERAGE = 9, TAIL = 10,
 };
 
+#define PM_TYPE_32 0
+#define PM_TYPE_U32 1
+#define PM_TYPE_64 2
+#define PM_TYPE_U64 3
+#define PM_TYPE_FLOAT 4
+#define PM_TYPE_DOUBLE 5
 #define PM_TYPE_EVENT 9
 #define PM_TYPE_HIGHRES_EVENT 10
 
@@ -187,9 +194,140 @@ done:
     return result;
 }
 
+/* One value as pmdumplog prints it (pmPrintValue; dump/text.py printed_value): 32- and
+ * 64-bit integers in decimal, FLOAT "%.8g", DOUBLE "%.16g", a NaN "nan" or "-nan" by its
+ * sign. An INSITU word is read by its metric's type (I32 signed, FLOAT its IEEE bits,
+ * anything else unsigned, as format/values.py decode_insitu); a block by its own vtype
+ * when its payload has that type's size. 0 where the value is not a number of those: the
+ * caller prints it (strings, aggregates, odd sizes). */
+/* Decimal digits of u, with a '-' first when negative; snprintf's "%llu"/"%lld" text. */
+static int print_int(char *out, uint64_t u, int negative) {
+    char digits[24];
+    int n = 0;
+    do { digits[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    int len = 0;
+    if (negative) out[len++] = '-';
+    while (n) out[len++] = digits[--n];
+    out[len] = 0;
+    return len;
+}
+
+static int print_signed(char *out, int64_t v) {
+    return v < 0 ? print_int(out, (uint64_t)0 - (uint64_t)v, 1) : print_int(out, (uint64_t)v, 0);
+}
+
+static int print_g(char *out, size_t size, double v, int digits) {
+    if (isnan(v)) return snprintf(out, size, signbit(v) ? "-nan" : "nan");
+    /* a whole number of fewer digits than the precision is its integer's digits ("%g"
+     * drops a fraction of zeros and uses no exponent there); -0 keeps its sign */
+    double limit = digits == 16 ? 1e16 : 1e8;
+    if (v > -limit && v < limit && v == (double)(int64_t)v && !(v == 0 && signbit(v)))
+        return print_signed(out, (int64_t)v);
+    return snprintf(out, size, "%.*g", digits, v);
+}
+
+static int print_value(char *out, size_t size, const unsigned char *d, int64_t off, int32_t vtype,
+                       int32_t vlen, uint32_t word, int32_t ptype) {
+    if (vtype < 0) {                     /* INSITU */
+        if (ptype == PM_TYPE_32) return print_signed(out, (int32_t)word);
+        if (ptype == PM_TYPE_FLOAT) {
+            float f;
+            memcpy(&f, &word, 4);
+            return print_g(out, size, (double)f, 8);
+        }
+        return print_int(out, word, 0);
+    }
+    const unsigned char *p = d + off + 4;
+    int32_t n = vlen - 4;
+    if (n == 8 && (vtype == PM_TYPE_64 || vtype == PM_TYPE_U64 || vtype == PM_TYPE_DOUBLE)) {
+        uint64_t u = (uint64_t)be32(p) << 32 | be32(p + 4);
+        if (vtype == PM_TYPE_64) return print_signed(out, (int64_t)u);
+        if (vtype == PM_TYPE_U64) return print_int(out, u, 0);
+        double x;
+        memcpy(&x, &u, 8);
+        return print_g(out, size, x, 16);
+    }
+    if (n == 4 && (vtype == PM_TYPE_32 || vtype == PM_TYPE_U32 || vtype == PM_TYPE_FLOAT)) {
+        uint32_t w = be32(p);
+        if (vtype == PM_TYPE_32) return print_signed(out, (int32_t)w);
+        if (vtype == PM_TYPE_U32) return print_int(out, w, 0);
+        float f;
+        memcpy(&f, &w, 4);
+        return print_g(out, size, (double)f, 8);
+    }
+    return 0;
+}
+
+/* printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, ptype): the
+ * columns result_columns gave for buf and bounds (all its records read), and ptype the
+ * metric's type per value set (int32); a list with each value's printed text, or None
+ * where print_value does not print it, and the indices of the Nones (int64 bytes). */
+static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer b[9];
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8]))
+        return NULL;
+    PyObject *list = NULL, *result = NULL;
+    Col missing = {NULL, 0, 0, 8};
+    const unsigned char *d = b[0].buf;
+    const int64_t *bounds = b[1].buf, *rec_vset = b[2].buf, *vset_val = b[3].buf, *boff = b[7].buf;
+    const uint32_t *word = b[4].buf;
+    const int32_t *vtype = b[5].buf, *vlen = b[6].buf, *ptype = b[8].buf;
+    Py_ssize_t records = b[1].len / 8 - 1, vsets = b[3].len / 8 - 1, values = b[4].len / 4;
+    if (records < 0 || vsets < 0 || b[2].len != 8 * (records + 1) || b[8].len != 4 * vsets ||
+        b[5].len != 4 * values || b[6].len != 4 * values || b[7].len != 8 * values ||
+        rec_vset[0] != 0 || rec_vset[records] != vsets || vset_val[0] != 0 || vset_val[vsets] != values) {
+        PyErr_SetString(PyExc_ValueError, "columns of different lengths");
+        goto done;
+    }
+    list = PyList_New(values);
+    if (list == NULL) goto done;
+    char text[64];
+    for (Py_ssize_t r = 0; r < records; r++) {
+        if (rec_vset[r + 1] < rec_vset[r] || rec_vset[r + 1] > vsets || bounds[r + 1] < bounds[r] ||
+            bounds[r + 1] > b[0].len) {
+            PyErr_SetString(PyExc_ValueError, "rows or bounds out of order");
+            Py_CLEAR(list);
+            goto done;
+        }
+        for (int64_t k = rec_vset[r]; k < rec_vset[r + 1]; k++) {
+            if (vset_val[k + 1] < vset_val[k] || vset_val[k + 1] > values) {
+                PyErr_SetString(PyExc_ValueError, "rows out of order");
+                Py_CLEAR(list);
+                goto done;
+            }
+            for (int64_t i = vset_val[k]; i < vset_val[k + 1]; i++) {
+                int n = 0;
+                if (vtype[i] < 0 || (boff[i] >= 0 && bounds[r] + boff[i] + vlen[i] <= bounds[r + 1]))
+                    n = print_value(text, sizeof text, d + bounds[r], boff[i], vtype[i], vlen[i], word[i],
+                                    ptype[k]);
+                PyObject *item;
+                if (n > 0) {
+                    item = PyUnicode_DecodeASCII(text, n, NULL);
+                } else {
+                    if (col_reserve(&missing, 1)) { Py_CLEAR(list); goto done; }
+                    CELL(missing, int64_t, missing.n++) = i;
+                    item = Py_NewRef(Py_None);
+                }
+                if (item == NULL) { Py_CLEAR(list); goto done; }
+                PyList_SET_ITEM(list, i, item);
+            }
+        }
+    }
+    result = Py_BuildValue("Ny#", list, missing.at ? missing.at : "", missing.n * 8);
+    list = NULL;
+done:
+    Py_XDECREF(list);
+    PyMem_Free(missing.at);
+    for (int j = 0; j < 9; j++) PyBuffer_Release(&b[j]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"result_columns", result_columns, METH_VARARGS,
      "The value sets and values of a run of result records, as columns."},
+    {"printed_values", printed_values, METH_VARARGS,
+     "Each value of result_columns' columns as pmdumplog prints it, or None."},
     {NULL, NULL, 0, NULL},
 };
 
