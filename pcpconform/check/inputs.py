@@ -79,14 +79,33 @@ def _part_key(path: Path) -> tuple[int, int, str]:
     return (2, int(part), path.name)
 
 
+class _Listings:
+    """Each directory's entries named like archive components, by base name: a directory is
+    listed once per request, however many of its archives the arguments name."""
+
+    def __init__(self) -> None:
+        self._by_directory: dict[Path, dict[str, list[str]]] = {}
+
+    def entries(self, base: Path) -> list[Path]:
+        """Every directory entry named like a component of ``base``, whatever its file type."""
+        directory = base.parent
+        by_base = self._by_directory.get(directory)
+        if by_base is None:
+            by_base = self._by_directory[directory] = {}
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                names = []
+            for name in names:
+                named = component_base(name)
+                if named is not None:
+                    by_base.setdefault(named, []).append(name)
+        return [directory / e for e in by_base.get(base.name, ())]
+
+
 def _entries(base: Path) -> list[Path]:
     """Every directory entry named like a component of ``base``, whatever its file type."""
-    directory = base.parent
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
-    return [directory / e for e in names if component_base(e) == base.name]
+    return _Listings().entries(base)
 
 
 def component_files(base: str | os.PathLike[str]) -> list[Path]:
@@ -114,9 +133,10 @@ def os_problem(path: Path) -> str | None:
     return None
 
 
-def archive_problems(base: Path) -> list[str]:
+def archive_problems(base: Path, listings: _Listings | None = None) -> list[str]:
     """The OS's objections to the files of archive ``base``."""
-    return [p for p in (os_problem(e) for e in sorted(_entries(base), key=_part_key)) if p]
+    entries = (listings or _Listings()).entries(base)
+    return [p for p in (os_problem(e) for e in sorted(entries, key=_part_key)) if p]
 
 
 def _head(path: Path) -> bytes:
@@ -194,6 +214,7 @@ def expand(args: Sequence[str], *, sets: bool = False) -> Inputs:
     if sets:
         return _expand_sets(args)
     found = Inputs()
+    listings = _Listings()
     for arg in args:
         path = Path(arg)
         if path.is_dir():
@@ -212,11 +233,11 @@ def expand(args: Sequence[str], *, sets: bool = False) -> Inputs:
                     b = component_base(path.name)
                     if b is not None:
                         base = path.with_name(b)
-                if _entries(base):
+                if listings.entries(base):
                     found.bases.append(base)
                 else:
                     found.problems.append(f"{arg}: not a file of a PCP archive or an MMV file")
-        elif _entries(path):
+        elif listings.entries(path):
             found.bases.append(path)
         else:
             found.problems.append(f"{arg}: no such file, directory or archive")
@@ -225,7 +246,7 @@ def expand(args: Sequence[str], *, sets: bool = False) -> Inputs:
     found.sets = set_directories(found.bases, found.mmv)
     readable = []
     for base in found.bases:
-        problems = archive_problems(base)
+        problems = archive_problems(base, listings)
         found.problems.extend(problems)
         if not problems:
             readable.append(base)
@@ -243,12 +264,13 @@ def _unique(paths: list[Path]) -> list[Path]:
 
 def _expand_sets(args: Sequence[str]) -> Inputs:
     found = Inputs()
+    listings = _Listings()
     for arg in args:
         names = namelist(arg)
         if not names:
             found.problems.append(f"{arg}: no archive in the directory (no .meta file)")
             continue
-        members = [Path(n) for n in names if _entries(Path(n))]
+        members = [Path(n) for n in names if listings.entries(Path(n))]
         if not members:
             found.problems.append(f"{arg}: no such directory or archive")
             continue
@@ -256,7 +278,7 @@ def _expand_sets(args: Sequence[str]) -> Inputs:
         found.sets.append(Path(arg))
     found.bases = _unique(found.bases)
     for base in list(found.bases):
-        problems = archive_problems(base)
+        problems = archive_problems(base, listings)
         found.problems.extend(problems)
         if problems:
             found.bases.remove(base)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 import enum
-import functools
 import json
 import math
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.decoded import result_head
 from pcpconform.io.reader import RawRecord
-from pcpconform.io.result_kernel import STATUS, KernelReason, ResultArrays, joined, printed_numbers, run_arrays
+from pcpconform.io.result_kernel import STATUS, KernelReason, joined, printed_numbers, run_columns
 
 __all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets",
            "printed_values", "printed_column", "PrintReason", "run_text_records", "run_text_kernel",
@@ -185,16 +184,6 @@ class ResultLines:
         self.layouts: dict[tuple[int, bytes, bytes, bytes], str] = {}
         self.layout_chars = 0
 
-    @functools.cached_property
-    def type_columns(self) -> tuple[Any, Any]:
-        """The described pmIDs in order (numpy uint32) and their types (int32); a pmID of
-        no descriptor is read as U32, as the decoders read it."""
-        import numpy as np
-
-        pmids = sorted(self.types) or [0]
-        return (np.array(pmids, dtype=np.uint32),
-                np.array([self.types.get(p, PmType.U32) for p in pmids], dtype=np.int32))
-
     def record_text(self, record: RawRecord) -> str:
         """A result's lines, from its record decoded on its own."""
         res = decode_result(record, self.archive.version, self.types, self.stats)
@@ -349,27 +338,22 @@ def run_text_records(lines: ResultLines, records: list[RawRecord]) -> str:
 def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     """``run_text_records`` from the compiled kernel's columns of the whole run and its
     printed numbers (``io.result_kernel``); ``Declined`` with the kernel's reason for the
-    first record it does not read."""
+    first record it does not read. No numpy: a small archive's dump does not load it."""
     version = lines.archive.version
     buf, bounds = joined(records)
-    arrays = run_arrays(buf, bounds, version)
-    bad = arrays.status.nonzero()[0]
-    if len(bad):
-        raise Declined(STATUS[int(arrays.status[bad[0]])])
-    import numpy as np
-
-    pmids = arrays.pmid.tolist()
-    keys, ptypes_of = lines.type_columns
-    where = np.minimum(np.searchsorted(keys, arrays.pmid), len(keys) - 1)
-    ptypes = np.where(keys[where] == arrays.pmid, ptypes_of[where], np.int32(PmType.U32)).astype(np.int32)
-    printed, missing = printed_numbers(buf, bounds, arrays, ptypes)
+    columns = run_columns(buf, bounds, version)
+    status = columns[0]
+    if any(status):
+        raise Declined(STATUS[next(s for s in status if s)])
+    printed, missing = printed_numbers(buf, bounds, columns, lines.types)
+    rec_vset, vset_val = memoryview(columns[1]).cast("q").tolist(), memoryview(columns[5]).cast("q").tolist()
+    pmids = memoryview(columns[2]).cast("I").tolist()
+    numvals, insts = memoryview(columns[3]).cast("i").tolist(), memoryview(columns[6]).cast("i").tolist()
     if len(missing):
-        _print_the_rest(lines, printed, missing, buf, bounds, arrays, pmids)
-    rec_vset, vset_val = arrays.rec_vset.tolist(), arrays.vset_val.tolist()
-    numvals, insts = arrays.numval.tolist(), arrays.inst.tolist()
+        _print_the_rest(lines, printed, missing, buf, bounds, columns, (rec_vset, pmids, vset_val))
     # a record's layout: its pmIDs, numvals and instances, and the instance domain records
     # in force (all of them, by where its time falls among their times)
-    pmid_b, numval_b, inst_b = arrays.pmid.tobytes(), arrays.numval.tobytes(), arrays.inst.tobytes()
+    pmid_b, numval_b, inst_b = columns[2], columns[3], columns[6]
     when, known, epochs = lines.zone.when, lines.layouts, lines.epochs
     out: list[str] = []
     for r, record in enumerate(records):
@@ -395,19 +379,17 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     return "".join(out)
 
 
-def _print_the_rest(lines: ResultLines, printed: list[str | None], missing: Any, buf: bytes,
-                    bounds: Any, arrays: ResultArrays, pmids: list[int]) -> None:
+def _print_the_rest(lines: ResultLines, printed: list[str | None], missing: memoryview, buf: bytes,
+                    bounds: Any, columns: tuple[bytes, ...], rows: tuple[list[int], list[int], list[int]]) -> None:
     """The values the kernel leaves (strings, aggregates, odd sizes), by ``printed_value``."""
-    import numpy as np
-
-    vsets = np.searchsorted(arrays.vset_val, missing, side="right") - 1
-    recs = np.searchsorted(arrays.rec_vset, vsets, side="right") - 1
-    starts = bounds[recs] + arrays.boff[missing]
-    ends = bounds[recs] + arrays.boff[missing] + arrays.vlen[missing]
-    for i, k, lo, hi, vtype in zip(missing.tolist(), vsets.tolist(), starts.tolist(), ends.tolist(),
-                                   arrays.vtype[missing].tolist()):
-        pmid = pmids[k]
-        printed[i] = printed_value(decode_block(vtype, buf[lo + 4:hi]), lines.types.get(pmid))
+    rec_vset, pmids, vset_val = rows
+    vtype, vlen = memoryview(columns[8]).cast("i"), memoryview(columns[9]).cast("i")
+    boff = memoryview(columns[10]).cast("q")
+    types = lines.types
+    for i in missing.tolist():
+        k = bisect.bisect_right(vset_val, i) - 1
+        start = bounds[bisect.bisect_right(rec_vset, k) - 1] + boff[i]
+        printed[i] = printed_value(decode_block(vtype[i], buf[start + 4:start + vlen[i]]), types.get(pmids[k]))
 
 
 RUN = register("dump.text-run", reference=run_text_records, fast=run_text_kernel,

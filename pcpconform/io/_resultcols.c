@@ -258,21 +258,25 @@ static int print_value(char *out, size_t size, const unsigned char *d, int64_t o
     return 0;
 }
 
-/* printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, ptype): the
- * columns result_columns gave for buf and bounds (all its records read), and ptype the
- * metric's type per value set (int32); a list with each value's printed text, or None
- * where print_value does not print it, and the indices of the Nones (int64 bytes). */
+/* printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid, types,
+ * fallback): the columns result_columns gave for buf and bounds (all its records read),
+ * types a dict of pmID to the metric's type (fallback for a pmID not in it: the type an
+ * INSITU word is read by); a list with each value's printed text, or None where
+ * print_value does not print it, and the indices of the Nones (int64 bytes). */
 static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer b[9];
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
-                          &b[7], &b[8]))
+    PyObject *types;
+    int fallback;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*O!i", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &PyDict_Type, &types, &fallback))
         return NULL;
     PyObject *list = NULL, *result = NULL;
     Col missing = {NULL, 0, 0, 8};
     const unsigned char *d = b[0].buf;
     const int64_t *bounds = b[1].buf, *rec_vset = b[2].buf, *vset_val = b[3].buf, *boff = b[7].buf;
     const uint32_t *word = b[4].buf;
-    const int32_t *vtype = b[5].buf, *vlen = b[6].buf, *ptype = b[8].buf;
+    const int32_t *vtype = b[5].buf, *vlen = b[6].buf;
+    const uint32_t *pmid = b[8].buf;
     Py_ssize_t records = b[1].len / 8 - 1, vsets = b[3].len / 8 - 1, values = b[4].len / 4;
     if (records < 0 || vsets < 0 || b[2].len != 8 * (records + 1) || b[8].len != 4 * vsets ||
         b[5].len != 4 * values || b[6].len != 4 * values || b[7].len != 8 * values ||
@@ -296,11 +300,26 @@ static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
                 Py_CLEAR(list);
                 goto done;
             }
+            int32_t ptype = fallback;      /* the metric's type: it reads an INSITU word */
+            if (vset_val[k + 1] > vset_val[k] && vtype[vset_val[k]] < 0) {
+                PyObject *key = PyLong_FromUnsignedLong(pmid[k]);
+                if (key == NULL) { Py_CLEAR(list); goto done; }
+                PyObject *known = PyDict_GetItemWithError(types, key);
+                Py_DECREF(key);
+                if (known != NULL) {
+                    long t = PyLong_AsLong(known);
+                    if (t == -1 && PyErr_Occurred()) { Py_CLEAR(list); goto done; }
+                    ptype = (int32_t)t;
+                } else if (PyErr_Occurred()) {
+                    Py_CLEAR(list);
+                    goto done;
+                }
+            }
             for (int64_t i = vset_val[k]; i < vset_val[k + 1]; i++) {
                 int n = 0;
                 if (vtype[i] < 0 || (boff[i] >= 0 && bounds[r] + boff[i] + vlen[i] <= bounds[r + 1]))
                     n = print_value(text, sizeof text, d + bounds[r], boff[i], vtype[i], vlen[i], word[i],
-                                    ptype[k]);
+                                    ptype);
                 PyObject *item;
                 if (n > 0) {
                     item = PyUnicode_DecodeASCII(text, n, NULL);

@@ -17,7 +17,8 @@ reason. Where the kernel is not built, every run is declined with ``NOT_BUILT``,
 from __future__ import annotations
 
 import enum
-from typing import Any
+from array import array
+from itertools import accumulate
 
 from pcpconform.fastpath import Declined, import_kernel, register
 from pcpconform.format.pmtypes import PmType
@@ -27,8 +28,8 @@ from pcpconform.io.bulk import DecodeReason, decode_result_schema
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet, result_head
 from pcpconform.io.reader import RawRecord
 
-__all__ = ["KernelReason", "KERNEL_ERROR", "ResultArrays", "result_arrays", "joined", "run_arrays",
-           "printed_numbers", "decode_run_columns",
+__all__ = ["KernelReason", "KERNEL_ERROR", "ResultArrays", "result_arrays", "joined", "run_columns",
+           "run_arrays", "printed_numbers", "decode_run_columns",
            "decode_run_schema", "COLUMNS"]
 
 _kernel, KERNEL_ERROR = import_kernel("pcpconform.io._resultcols")
@@ -80,38 +81,39 @@ def result_arrays(records: list[RawRecord], version: int) -> ResultArrays:
     return run_arrays(*joined(records), version)
 
 
-def joined(records: list[RawRecord]) -> tuple[bytes, Any]:
-    """The records' bytes end to end, and where each starts (numpy int64, records + 1)."""
-    import numpy as np
-
+def joined(records: list[RawRecord]) -> tuple[bytes, array[int]]:
+    """The records' bytes end to end, and where each starts (int64, records + 1)."""
     datas = [r.data for r in records]
-    bounds = np.zeros(len(datas) + 1, dtype=np.int64)
-    np.cumsum([len(d) for d in datas], out=bounds[1:])
-    return b"".join(datas), bounds
+    return b"".join(datas), array("q", accumulate(map(len, datas), initial=0))
 
 
-def run_arrays(buf: bytes, bounds: Any, version: int) -> ResultArrays:
-    """The kernel's columns of the records ``joined`` gave (``Declined`` with NOT_BUILT
-    where it is not built)."""
+def run_columns(buf: bytes, bounds: array[int], version: int) -> tuple[bytes, ...]:
+    """The kernel's columns (as ``ResultArrays`` names them, in its order, as bytes) of the
+    records ``joined`` gave; ``Declined`` with NOT_BUILT where it is not built."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
-    return ResultArrays(_kernel.result_columns(buf, bounds.tobytes(), RESULT_HEADER_SIZE[version]))
+    columns: tuple[bytes, ...] = _kernel.result_columns(buf, bounds, RESULT_HEADER_SIZE[version])
+    return columns
 
 
-def printed_numbers(buf: bytes, bounds: Any, arrays: ResultArrays, ptypes: Any) -> tuple[list[str | None], Any]:
-    """Each value of ``arrays`` (every record read) as pmdumplog prints it, by the kernel:
-    the text of ``dump.text.printed_value`` for integers and floats, None for the values it
-    leaves to that function (strings, aggregates, blocks of odd sizes), and the indices of
-    those (numpy int64). ``ptypes`` is the metric's type per value set (numpy int32), which
-    reads an INSITU word."""
+def run_arrays(buf: bytes, bounds: array[int], version: int) -> ResultArrays:
+    """``run_columns`` as numpy arrays."""
+    return ResultArrays(run_columns(buf, bounds, version))
+
+
+def printed_numbers(buf: bytes, bounds: array[int], columns: tuple[bytes, ...],
+                    types: dict[int, int]) -> tuple[list[str | None], memoryview]:
+    """Each value of ``run_columns``' ``columns`` (every record read) as pmdumplog prints
+    it, by the kernel: the text of ``dump.text.printed_value`` for integers and floats, None
+    for the values it leaves to that function (strings, aggregates, blocks of odd sizes),
+    and the indices of those (int64). ``types`` (pmID to type) reads an INSITU word, a
+    pmID not in it as U32, as the decoders read it."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
-    import numpy as np
-
-    printed, missing = _kernel.printed_values(
-        buf, bounds, arrays.rec_vset, arrays.vset_val, arrays.word, arrays.vtype, arrays.vlen,
-        arrays.boff, ptypes)
-    return printed, np.frombuffer(missing, dtype=np.int64)
+    (_, rec_vset, pmid, _, _, vset_val, _, word, vtype, vlen, boff) = columns
+    printed, missing = _kernel.printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid,
+                                              types, int(PmType.U32))
+    return printed, memoryview(missing).cast("q")
 
 
 def decode_run_schema(records: list[RawRecord], version: int, types: dict[int, int]) -> list[DecodedResult]:
