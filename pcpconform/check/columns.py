@@ -46,6 +46,8 @@ SHAPE_BYTES = 16 << 20
 _PER_KEY = 4
 #: shapes learned before ``learning`` asks whether they are used
 _FIRST_SHAPES = 8
+#: keys (length, first value set) of records seen once, kept to learn at the second
+_SEEN_KEYS = 1 << 16
 _PMVALUE = struct_format(PmValue)                 # "iI": instance, value word
 _PAIR = struct.calcsize(">" + _PMVALUE)
 _WORD = struct.Struct(">I")
@@ -92,6 +94,8 @@ class ResultColumns:
         self.stamp = _STAMP[version]
         #: (record length, numpmid and first pmID) -> the shapes of that key, newest first
         self.shapes: dict[tuple[int, bytes], list[Shape]] = {}
+        self._seen: set[tuple[int, bytes]] = set()    # keys of records not learned from
+        self._unlearnable: set[tuple[int, bytes]] = set()   # keys whose shape was declined
         self._count = 0
         self._bytes = 0
         self.stats = ctx.report.paths
@@ -139,10 +143,24 @@ class ResultColumns:
         self.hits += 1
         return True
 
-    def learning(self) -> bool:
-        """Whether shapes are worth learning: the first few, then while every shape learned
-        has been used once on average (not where no layout repeats: per-process metrics)."""
-        return self.learned < _FIRST_SHAPES or self.hits >= self.learned
+    def learning(self, rec: RawRecord) -> bool:
+        """Whether the shape of ``rec`` (checked on the records path) is worth its decoding:
+        while every shape learned has been used once on average (not where no layout
+        repeats: per-process metrics), only at the second record of its length and first
+        value set (a record whose layout never comes again is not decoded twice), and not
+        for a length and first value set whose shape was declined before."""
+        if self.learned >= _FIRST_SHAPES and self.hits < self.learned:
+            return False
+        data, hdr = rec.data, self.header
+        key = (len(data), data[hdr - 4:hdr + 4])
+        if key in self._unlearnable:
+            return False
+        if key in self._seen:
+            return True
+        if len(self._seen) >= _SEEN_KEYS:
+            self._seen.clear()
+        self._seen.add(key)
+        return False
 
     def _fallback(self, reason: Fallback) -> bool:
         self.stats.decline(PATH, reason)
@@ -174,6 +192,10 @@ class ResultColumns:
             shape = self._shape(rec.data, res)
         except Declined as declined:
             self.stats.decline(PATH, declined.reason)
+            if len(self._unlearnable) >= _SEEN_KEYS:
+                self._unlearnable.clear()
+            hdr = self.header
+            self._unlearnable.add((len(rec.data), rec.data[hdr - 4:hdr + 4]))
             return
         if self._count >= MAX_SHAPES or self._bytes + size > SHAPE_BYTES:
             self.shapes.clear()

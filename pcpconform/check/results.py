@@ -54,7 +54,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
                 columns.flush()
                 found = len(diagnostics)
                 if records.check(rec, info):
-                    if columns.learning():      # a shape is worth its decoding while shapes repeat
+                    if columns.learning(rec):   # a shape is worth its decoding while shapes repeat
                         columns.learn(rec, decode_result(rec, version, types, ctx.report.paths),
                                       len(diagnostics) == found)
                     continue

@@ -17,7 +17,7 @@ from pcpconform.check.rules import RULES
 from pcpconform.check.shape import LearnedShape, ShapeCheck
 from pcpconform.check.values import ValueChecks, VsetAt
 from pcpconform.fastpath import Declined
-from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
 from pcpconform.format.schema import RESULT_HEADER_SIZE, block_offset
 from pcpconform.io.decoded import DecodedValueSet
 from pcpconform.io.reader import Component
@@ -244,3 +244,43 @@ def test_a_counter_twice_in_one_result(tmp_path: Path) -> None:
     fast = _json(tmp_path / "a", True)
     assert fast == _json(tmp_path / "a", False)
     assert {d["code"] for d in fast["diagnostics"]} == {"value.counter-decrease"}  # type: ignore[attr-defined]
+
+
+def _layouts(base: Path, sizes: list[int], empty: bool) -> Path:
+    """Results of a U64 counter over ``sizes[k]`` instances each, and with ``empty`` a
+    second metric with no values (numval 0: a shape the columns do not learn)."""
+    pmid, other = int(PmID("60.0.1")), int(PmID("60.0.2"))
+    w = ArchiveWriter(base, 3)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="layouts", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    indom = int(PmInDom("60.1"))
+    w.put_desc(pmid, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["layouts.counter"])
+    w.put_desc(other, PmType.U32, PM_INDOM_NULL, PmSem.INSTANT, PmUnits(), ["layouts.empty"])
+    w.put_index(t0)
+    w.put_indom(t0, indom, [(i, f"i{i}") for i in range(max(sizes))])
+    for k, size in enumerate(sizes):
+        vsets = [ValueSetSpec(pmid, PmType.U64, [(i, 1000 * k + i) for i in range(size)])]
+        if empty:
+            vsets.append(ValueSetSpec(other, PmType.U32, [], numval=0))
+        w.put_result_bytes(w.encode_result(layout_result(3, Timestamp(t0.sec + k, 0), vsets)))
+    w.put_index(Timestamp(t0.sec + len(sizes) - 1, 0))
+    w.close()
+    return base
+
+
+@pytest.mark.parametrize("shape", ["never-again", "declined", "repeats"])
+def test_a_shape_is_learned_only_where_it_can_pay(tmp_path: Path, shape: str) -> None:
+    """Learning decodes a record the records path has checked: not for a layout seen once
+    (every result of per-process metrics), nor again for one whose shape was declined
+    (a value set without values), but for one that comes again, used from then on."""
+    sizes = list(range(80, 140)) if shape == "never-again" else [80] * 60
+    base = _layouts(tmp_path / "a", sizes, empty=shape == "declined")
+    report = check_archive(base)
+    assert not report.diagnostics
+    paths = report.paths
+    assert paths.answered["check.records"] + paths.answered[PATH] == 60
+    if shape == "repeats":
+        assert paths.answered[PATH] >= 57 and paths.answered["bulk.decode"] == 1
+    else:
+        assert paths.answered[PATH] == 0
+        assert paths.answered["bulk.decode"] <= (1 if shape == "declined" else 0)
