@@ -456,6 +456,12 @@ def startup_seconds(repeat: int) -> float | None:
 
 
 def console_script() -> str:
+    """The kit's console script, the package's bytecode compiled first: an installed package
+    has it (pip compiles at install), while a source tree run with PYTHONDONTWRITEBYTECODE
+    set would compile every changed module at every start and time that too."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "pcpconform"), quiet=2)
     here = Path(sys.executable).parent / "pcpconform"
     return str(here) if here.exists() else (shutil.which("pcpconform") or "pcpconform")
 

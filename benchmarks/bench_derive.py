@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-import bench_interp  # noqa: E402  (the benchmarks' own module)
+import bench_decode  # noqa: E402  (the benchmarks' own modules)
+import bench_interp  # noqa: E402
 
 #: derived metrics over the bench_interp archive that the pcp-6.0 profile and libpcp 6.0.3
 #: agree on
@@ -74,8 +74,7 @@ _FROM_PATH = "import sys; from pcpconform.cli import main; sys.exit(main())"
 def commands(base: Path, fetches: int, config: Path,
              baseline: Path | None = None) -> dict[str, tuple[list[str], dict[str, str]]]:
     a, start, delta, _ = bench_interp.schedule(base, fetches)
-    here = Path(sys.executable).with_name("pcpconform")
-    tool = str(here) if here.exists() else (shutil.which("pcpconform") or "pcpconform")
+    tool = bench_decode.console_script()
     when = f"{start.sec}.{start.nsec:09d}"
     args = ["derive", str(base), "--config", str(config), "--rules", "pcp-6.0", "--start", when,
             "--interval", f"{delta / 1e9:.9f}", "--samples", str(fetches), "--format", "csv"]

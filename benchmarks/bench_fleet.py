@@ -38,9 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run_all import (  # noqa: E402  (the benchmarks' own)
+from bench_decode import console_script  # noqa: E402  (the benchmarks' own)
+from run_all import (  # noqa: E402
     Row,
-    console_script,
     decode_archive,
     derive_rows,
     interp_archive,

@@ -96,11 +96,6 @@ def tool_version(argv: list[str]) -> str:
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr) else "?"
 
 
-def console_script() -> str:
-    here = Path(sys.executable).parent / "pcpconform"
-    return str(here) if here.exists() else (shutil.which("pcpconform") or "pcpconform")
-
-
 def interp_rows(base: Path, fetches: int, tool: str) -> list[Row]:
     """pmrep against ``interp --format csv``, and libpcp's replay in C against the oracle's
     in-process (``Archive`` + ``Replay`` + ``schedule``, no output), on one schedule."""
@@ -247,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     except bench_interp.CBuildError as exc:
         print(f"run_all: cannot build the C reference: {exc}", file=sys.stderr)
         return 2
-    tool = console_script()
+    tool = bench_decode.console_script()
     base = decode_archive(args.size_mb, 3)
     base_v2 = decode_archive(args.size_mb, 2)
     interp_base = interp_archive(args.size_mb)
