@@ -28,7 +28,7 @@ from pcpconform.io.result_kernel import STATUS, KernelReason, joined, printed_nu
 
 __all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets",
            "printed_values", "printed_column", "PrintReason", "run_text_records", "run_text_kernel",
-           "RUN_RECORDS", "ResultLines"]
+           "RUN_RECORDS", "RUN_BYTES", "ResultLines"]
 
 
 def when_text(ts: Timestamp) -> str:
@@ -129,29 +129,34 @@ def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
                 # what the run holds before its bad record is shown: again, record by record
                 batch.extend(map(lines.record_text, run))
                 raise
-            if len(batch) >= 4:            # fewer, larger writes
-                out.write("".join(batch))
-                batch.clear()
+            out.write("".join(batch))       # a run's text at once: fewer, larger writes
+            batch.clear()
     finally:                                # what was read before a bad record is shown
         out.write("".join(batch))
 
 
-#: records a run holds: the kernel's columns and printed values are made a run at a time
+#: records a run holds at most, and their bytes (memory stays flat: a printed value is a
+#: string until the run is written): the kernel's columns and printed values are made a
+#: run at a time
 RUN_RECORDS = 128
+RUN_BYTES = 1 << 20
 #: the characters of result templates kept for the layouts seen (then they are dropped)
 LAYOUT_CHARS = 8 << 20
 
 
 def _runs(records: Iterator[tuple[int, RawRecord]]) -> Iterator[list[RawRecord]]:
-    """Runs of up to RUN_RECORDS records; a run read before a record that cannot be framed
-    is given before the error is raised."""
+    """Runs of up to RUN_RECORDS records and about RUN_BYTES; a run read before a record
+    that cannot be framed is given before the error is raised."""
     run: list[RawRecord] = []
+    held = 0
     try:
         for _, record in records:
             run.append(record)
-            if len(run) == RUN_RECORDS:
+            held += len(record.data)
+            if len(run) == RUN_RECORDS or held >= RUN_BYTES:
                 yield run
                 run = []
+                held = 0
     except Exception:
         if run:
             yield run

@@ -133,3 +133,18 @@ def test_the_kernel_prints_numbers_at_their_edges_as_the_reference(tmp_path: Pat
                   "value 1e+08", "value 12345678\n", "value 18446744073709551615", "value -9223372036854775808",
                   "value inf", "value -inf", "error -12345", "No values returned!", "%s inst %d 3"):
         assert shown in text, shown
+
+
+def test_runs_are_bounded_by_records_and_bytes() -> None:
+    """A run's printed values are strings until it is written: large records make short
+    runs, so memory stays flat on per-process archives."""
+    from pcpconform.dump.text import RUN_BYTES, RUN_RECORDS, _runs
+    from pcpconform.io.reader import RawRecord
+
+    def records(size: int, count: int) -> list[tuple[int, RawRecord]]:
+        return [(0, RawRecord("a.0", k, 132 + k * size, bytes(size))) for k in range(count)]
+
+    small = list(_runs(iter(records(100, 3 * RUN_RECORDS + 1))))
+    assert [len(r) for r in small] == [RUN_RECORDS] * 3 + [1]
+    large = list(_runs(iter(records(RUN_BYTES // 4, 10))))
+    assert [len(r) for r in large] == [4, 4, 2]
