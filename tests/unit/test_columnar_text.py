@@ -148,3 +148,34 @@ def test_runs_are_bounded_by_records_and_bytes() -> None:
     assert [len(r) for r in small] == [RUN_RECORDS] * 3 + [1]
     large = list(_runs(iter(records(RUN_BYTES // 4, 10))))
     assert [len(r) for r in large] == [4, 4, 2]
+
+
+def test_memory_stays_flat_on_large_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results of 10 000 values each (per-process metrics' size): the dump holds about one
+    run's bytes of them at a time (here one result), not RUN_RECORDS results' printed
+    values (here all twelve)."""
+    import tracemalloc
+
+    pmid, indom = int(PmID("60.0.1")), int(PmInDom("60.1"))
+    w = ArchiveWriter(tmp_path / "a", 3)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="large", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    w.put_desc(pmid, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["large.counter"])
+    w.put_index(t0)
+    w.put_indom(t0, indom, [(i, f"p{i}") for i in range(10_000)])
+    for k in range(12):
+        w.put_result_bytes(w.encode_result(layout_result(
+            3, Timestamp(t0.sec + k, 0), [ValueSetSpec(pmid, PmType.U64, [(i, k * i) for i in range(10_000)])])))
+    w.close()
+    monkeypatch.setattr("pcpconform.dump.text.RUN_BYTES", 64 << 10)
+    archive = Archive(tmp_path / "a")
+    sink = io.StringIO()
+    sink.write = lambda text: len(text)  # type: ignore[method-assign]   # nothing kept
+    tracemalloc.start()
+    try:
+        write_text(archive, sink)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 << 20, peak           # 31 MB where the twelve are one run
+    assert archive.stats.answered["dump.text-run"] == 12
