@@ -185,8 +185,9 @@ class ResultLines:
         self.indoms: dict[int, int] = {}
         # every instance domain record's time: where a result's time falls among them
         # names the records in force for all instance domains at once
-        self.epochs = sorted({stamp for stamps in self.stamps.values() for stamp in stamps})
-        self.layouts: dict[tuple[int, bytes, bytes, bytes], str] = {}
+        # result templates by layout (pmIDs, numvals, instances), each with the instance
+        # domain records it was made with (layout_template)
+        self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, int], ...]]] = {}
         self.layout_chars = 0
 
     def record_text(self, record: RawRecord) -> str:
@@ -199,11 +200,13 @@ class ResultLines:
         return f"[{len(record.data)} bytes]\n{when} {n} metric{'s' if n != 1 else ''}\n{self.vsets(res)}\n"
 
     def layout_template(self, at: tuple[int, int], pmids: list[int], numvals: list[int],
-                        insts: list[int], bounds: list[int]) -> str:
+                        insts: list[int], bounds: list[int]) -> tuple[str, tuple[tuple[Any, int], ...]]:
         """The value-set lines of a result of this layout at time ``at``, a ``%s`` for each
-        value: value set ``k`` has ``pmids[k]``, ``numvals[k]``, and instances
-        ``insts[bounds[k]:bounds[k + 1]]``."""
+        value (value set ``k`` has ``pmids[k]``, ``numvals[k]``, and instances
+        ``insts[bounds[k]:bounds[k + 1]]``), and what they hold while: for each instance
+        domain with records, its records' times and how many are in force at ``at``."""
         out = []
+        used: dict[int, None] = {}
         for k, pmid in enumerate(pmids):
             head = self._head(pmid).replace("%", "%%")
             numval = numvals[k]
@@ -214,10 +217,13 @@ class ResultLines:
             elif bounds[k + 1] - bounds[k] == 1 and insts[bounds[k]] == -1:
                 out.append(f"{head} value %s\n")
             else:
-                out.append(head + "\n" + self._template(self._indom(pmid), at,
-                                                        tuple(insts[bounds[k]:bounds[k + 1]])))
+                indom = self._indom(pmid)
+                used[indom] = None
+                out.append(head + "\n" + self._template(indom, at, tuple(insts[bounds[k]:bounds[k + 1]])))
         out.append("\n")
-        return "".join(out)
+        held = tuple((stamps, bisect.bisect_right(stamps, at))
+                     for stamps in map(self.stamps.get, used) if stamps)
+        return "".join(out), held
 
     def _indom(self, pmid: int) -> int:
         indom = self.indoms.get(pmid)
@@ -359,7 +365,7 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     # a record's layout: its pmIDs, numvals and instances, and the instance domain records
     # in force (all of them, by where its time falls among their times)
     pmid_b, numval_b, inst_b = columns[2], columns[3], columns[6]
-    when, known, epochs = lines.zone.when, lines.layouts, lines.epochs
+    when, known, bisect_right = lines.zone.when, lines.layouts, bisect.bisect_right
     out: list[str] = []
     for r, record in enumerate(records):
         stamp = result_head(record.data, version)[0]
@@ -369,16 +375,17 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
             continue
         at = (stamp.sec, stamp.nsec)
         v0, v1 = vset_val[k0], vset_val[k1]
-        key = (bisect.bisect_right(epochs, at), pmid_b[4 * k0:4 * k1], numval_b[4 * k0:4 * k1],
-               inst_b[4 * v0:4 * v1])
-        template = known.get(key)
-        if template is None:
-            template = lines.layout_template(at, pmids[k0:k1], numvals[k0:k1], insts, vset_val[k0:k1 + 1])
+        key = (pmid_b[4 * k0:4 * k1], numval_b[4 * k0:4 * k1], inst_b[4 * v0:4 * v1])
+        hit = known.get(key)
+        if hit is not None and all(bisect_right(stamps, at) == pos for stamps, pos in hit[1]):
+            template = hit[0]
+        else:
+            template, held = lines.layout_template(at, pmids[k0:k1], numvals[k0:k1], insts, vset_val[k0:k1 + 1])
             lines.layout_chars += len(template)
             if lines.layout_chars > LAYOUT_CHARS:   # memory stays flat where layouts never repeat
                 known.clear()
                 lines.layout_chars = len(template)
-            known[key] = template
+            known[key] = (template, held)
         out.append(f"[{len(record.data)} bytes]\n{when(stamp)} {k1 - k0} metric{'s' if k1 - k0 != 1 else ''}\n")
         out.append(template % tuple(printed[v0:v1]))
     return "".join(out)

@@ -37,6 +37,7 @@ enum {
 #define PM_TYPE_U64 3
 #define PM_TYPE_FLOAT 4
 #define PM_TYPE_DOUBLE 5
+#define PM_TYPE_STRING 6
 #define PM_TYPE_EVENT 9
 #define PM_TYPE_HIGHRES_EVENT 10
 
@@ -199,7 +200,7 @@ done:
  * sign. An INSITU word is read by its metric's type (I32 signed, FLOAT its IEEE bits,
  * anything else unsigned, as format/values.py decode_insitu); a block by its own vtype
  * when its payload has that type's size. 0 where the value is not a number of those: the
- * caller prints it (strings, aggregates, odd sizes). */
+ * caller prints it as bytes (bytes_text). */
 /* Decimal digits of u, with a '-' first when negative; snprintf's "%llu"/"%lld" text. */
 static int print_int(char *out, uint64_t u, int negative) {
     char digits[24];
@@ -258,11 +259,51 @@ static int print_value(char *out, size_t size, const unsigned char *d, int64_t o
     return 0;
 }
 
+/* A block's payload that is not a number, as pmdumplog prints it (dump/text.py value_text):
+ * a string of a STRING metric in double quotes, its trailing NULs dropped, bytes 0x20-0x7e
+ * but backslash as they are and all else as \\xHH (dump/escape.py escape_bytes); any other
+ * bytes as lowercase hex in brackets. */
+static PyObject *bytes_text(const unsigned char *p, Py_ssize_t n, int quoted) {
+    static const char HEX[] = "0123456789abcdef";
+    if (!quoted) {
+        PyObject *text = PyUnicode_New(2 + 2 * n, 127);
+        if (text == NULL) return NULL;
+        Py_UCS1 *at = PyUnicode_1BYTE_DATA(text);
+        *at++ = '[';
+        for (Py_ssize_t i = 0; i < n; i++) {
+            *at++ = (Py_UCS1)HEX[p[i] >> 4];
+            *at++ = (Py_UCS1)HEX[p[i] & 15];
+        }
+        *at = ']';
+        return text;
+    }
+    while (n > 0 && p[n - 1] == 0) n--;
+    Py_ssize_t size = 2;
+    for (Py_ssize_t i = 0; i < n; i++) size += (p[i] >= 0x20 && p[i] < 0x7f && p[i] != 0x5c) ? 1 : 4;
+    PyObject *text = PyUnicode_New(size, 127);
+    if (text == NULL) return NULL;
+    Py_UCS1 *at = PyUnicode_1BYTE_DATA(text);
+    *at++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != 0x5c) {
+            *at++ = p[i];
+        } else {
+            *at++ = '\\';
+            *at++ = 'x';
+            *at++ = (Py_UCS1)HEX[p[i] >> 4];
+            *at++ = (Py_UCS1)HEX[p[i] & 15];
+        }
+    }
+    *at = '"';
+    return text;
+}
+
 /* printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid, types,
  * fallback): the columns result_columns gave for buf and bounds (all its records read),
  * types a dict of pmID to the metric's type (fallback for a pmID not in it: the type an
- * INSITU word is read by); a list with each value's printed text, or None where
- * print_value does not print it, and the indices of the Nones (int64 bytes). */
+ * INSITU word is read by; a STRING metric's blocks are strings); a list with each value's
+ * printed text, or None where it is not printed (an event array), and the indices of the
+ * Nones (int64 bytes). */
 static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer b[9];
     PyObject *types;
@@ -301,7 +342,8 @@ static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
                 goto done;
             }
             int32_t ptype = fallback;      /* the metric's type: it reads an INSITU word */
-            if (vset_val[k + 1] > vset_val[k] && vtype[vset_val[k]] < 0) {
+            int string = 0;                 /* a STRING metric: its blocks print as strings */
+            if (vset_val[k + 1] > vset_val[k]) {
                 PyObject *key = PyLong_FromUnsignedLong(pmid[k]);
                 if (key == NULL) { Py_CLEAR(list); goto done; }
                 PyObject *known = PyDict_GetItemWithError(types, key);
@@ -310,19 +352,24 @@ static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
                     long t = PyLong_AsLong(known);
                     if (t == -1 && PyErr_Occurred()) { Py_CLEAR(list); goto done; }
                     ptype = (int32_t)t;
+                    string = t == PM_TYPE_STRING;
                 } else if (PyErr_Occurred()) {
                     Py_CLEAR(list);
                     goto done;
                 }
             }
             for (int64_t i = vset_val[k]; i < vset_val[k + 1]; i++) {
-                int n = 0;
-                if (vtype[i] < 0 || (boff[i] >= 0 && bounds[r] + boff[i] + vlen[i] <= bounds[r + 1]))
+                int n = 0, inside = vtype[i] < 0 || (boff[i] >= 0 && vlen[i] >= 4 &&
+                                                     bounds[r] + boff[i] + vlen[i] <= bounds[r + 1]);
+                if (inside)
                     n = print_value(text, sizeof text, d + bounds[r], boff[i], vtype[i], vlen[i], word[i],
                                     ptype);
                 PyObject *item;
                 if (n > 0) {
                     item = PyUnicode_DecodeASCII(text, n, NULL);
+                } else if (inside && vtype[i] >= 0 && vtype[i] != PM_TYPE_EVENT &&
+                           vtype[i] != PM_TYPE_HIGHRES_EVENT) {
+                    item = bytes_text(d + bounds[r] + boff[i] + 4, vlen[i] - 4, string);
                 } else {
                     if (col_reserve(&missing, 1)) { Py_CLEAR(list); goto done; }
                     CELL(missing, int64_t, missing.n++) = i;
