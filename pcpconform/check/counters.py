@@ -103,7 +103,7 @@ class CounterBatch:
                 if not all(flags):
                     ours = np.repeat(np.array(flags, dtype=bool), counts)
                     keys, values = keys[ours], values[ours]
-            at = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
+            at = np.minimum(old_keys.searchsorted(keys), len(old_keys) - 1)
             matched = old_keys[at] == keys
             if (values[matched] < old_values[at[matched]]).any():
                 return True

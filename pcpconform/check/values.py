@@ -278,7 +278,7 @@ class InstanceRule(ValueRule):
                 parts.append(vc.member_keys(indom, members))
             allowed = np.concatenate(parts)
             keys = high | inst[~singular].astype(np.uint32).astype(np.uint64)
-            at = np.minimum(np.searchsorted(allowed, keys), max(len(allowed) - 1, 0))
+            at = np.minimum(allowed.searchsorted(keys), max(len(allowed) - 1, 0))
             if not len(allowed) or (allowed[at] != keys).any():
                 raise Declined(ValueReason.INSTANCES)
         return None      # insts_ok is a cache of the reference path's: left as it is

@@ -17,8 +17,10 @@ reason. Where the kernel is not built, every run is declined with ``NOT_BUILT``,
 from __future__ import annotations
 
 import enum
+import functools
 from array import array
 from itertools import accumulate
+from typing import Any
 
 from pcpconform.fastpath import Declined, import_kernel, register
 from pcpconform.format.pmtypes import PmType
@@ -70,10 +72,17 @@ class ResultArrays:
     def __init__(self, raw: tuple[bytes, ...]) -> None:
         import numpy as np
 
-        kinds = ("i1", "i8", "u4", "i4", "i4", "i8", "i4", "u4", "i4", "i4", "i8")
         (self.status, self.rec_vset, self.pmid, self.numval, self.valfmt, self.vset_val, self.inst,
-         self.word, self.vtype, self.vlen, self.boff) = (np.frombuffer(b, dtype=np.dtype(k))
-                                                         for b, k in zip(raw, kinds))
+         self.word, self.vtype, self.vlen, self.boff) = map(np.frombuffer, raw, _dtypes())
+
+
+@functools.cache
+def _dtypes() -> tuple[Any, ...]:
+    """The columns' numpy dtypes, in ``ResultArrays``' order (made once: a record at a time
+    is the records path's rate)."""
+    import numpy as np
+
+    return tuple(map(np.dtype, ("i1", "i8", "u4", "i4", "i4", "i8", "i4", "u4", "i4", "i4", "i8")))
 
 
 def result_arrays(records: list[RawRecord], version: int) -> ResultArrays:
