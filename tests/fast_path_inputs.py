@@ -30,6 +30,7 @@ from pcpconform.fastpath import PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+from pcpconform.format.schema import structs
 from pcpconform.format.timezone import ArchiveZone
 from pcpconform.format.values import F32
 from pcpconform.fuzz.archive_edit import read_archive
@@ -37,7 +38,7 @@ from pcpconform.fuzz.mutators import mutate_archive
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet
-from pcpconform.io.reader import Component, RawRecord
+from pcpconform.io.reader import Component, RawRecord, parse_payload
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.evaluate import EMULATABLE
@@ -181,6 +182,7 @@ class Families:
         self.tmp = tmp
         self._seeds: dict[str, Files] | None = None
         self._seed_types: dict[str, dict[int, int]] = {}
+        self._event_arrays: list[tuple[bytes, bool]] | None = None
         self.draws: dict[str, Draw] = {
             "result-record": self.result_record,
             "meta-record": self.meta_record,
@@ -192,6 +194,7 @@ class Families:
             "printed-column": self.printed_column,
             "archive-result": self.archive_result,
             "text-run": self.text_run,
+            "event-payload": self.event_payload,
             "volume-file": self.volume_file,
             "archive": self.archive,
             "archive-object": self.archive_object,
@@ -375,6 +378,40 @@ class Families:
         hi = data.draw(st.integers(lo + 1, min(len(records), lo + RUN_RECORDS)), label="to")
         zone = ArchiveZone(None if data.draw(st.booleans(), label="utc") else archive.label.timezone)
         return ResultLines(archive, zone, PathStats()), records[lo:hi]
+
+    @property
+    def event_arrays(self) -> list[tuple[bytes, bool]]:
+        """Every event array of the seeds' event blocks, and whether it is high-resolution."""
+        if self._event_arrays is None:
+            found = []
+            for files in self.seeds.values():
+                base = self._written(files)
+                with Component(base.with_name("a.0")) as comp:
+                    for record in comp.records():
+                        for block in parse_payload(structs(comp.version).result, record, "result").blocks:
+                            if block.vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
+                                found.append((bytes(block.vbuf), block.vtype == PmType.HIGHRES_EVENT))
+            assert found, "no event arrays among the seeds"
+            self._event_arrays = found
+        return self._event_arrays
+
+    def event_payload(self, data: st.DataObject) -> tuple[Any, ...]:
+        """An event array of the seeds, as it is, with a few bytes overwritten, cut short or
+        with bytes after it; and whether it is read as high-resolution."""
+        payload, highres = data.draw(st.sampled_from(self.event_arrays), label="array")
+        raw = bytearray(payload)
+        how = data.draw(st.sampled_from(["as is", "bytes", "cut", "longer"]), label="mutation")
+        if how == "bytes" and raw:
+            for _ in range(data.draw(st.integers(1, 3), label="count")):
+                at = data.draw(st.integers(0, len(raw) - 1), label="at")
+                raw[at] = data.draw(st.sampled_from([0, 1, 3, 0x7F, 0x80, 0xFF]), label="byte")
+        elif how == "cut":
+            del raw[data.draw(st.integers(0, len(raw)), label="length"):]
+        elif how == "longer":
+            raw += data.draw(st.binary(min_size=1, max_size=24), label="tail")
+        if data.draw(st.booleans(), label="other resolution"):
+            highres = not highres
+        return bytes(raw), highres
 
     def volume_file(self, data: st.DataObject) -> tuple[Any, ...]:
         return (self._written(self._files(data)).with_name("a.0"),)

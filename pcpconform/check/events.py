@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from pcpconform.check.state import Context
-from pcpconform.format.schema import PM_EVENT_FLAG_MISSED, event_array
+from pcpconform.format.schema import PM_EVENT_FLAG_MISSED
+from pcpconform.io.events import EVENTS
 
 __all__ = ["check_events"]
 
@@ -15,7 +16,7 @@ _PARAM_SIZE = {0: 4, 1: 4, 2: 8, 3: 8, 4: 4, 5: 8}
 
 def check_events(ctx: Context, f: str, where: dict[str, Any], fld: str, highres: bool, payload: bytes) -> None:
     try:
-        arr = event_array(highres).parse(payload)
+        arr = EVENTS(ctx.report.paths, payload, highres)
     except Exception:  # construct raises several kinds; all mean "does not fit"
         ctx.add("event.structure", f, "event array does not fit its value block", field=fld, **where)
         return

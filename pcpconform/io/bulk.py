@@ -25,6 +25,7 @@ from pcpconform.format.schema import PmValue, block_offset, event_array, first_b
 from pcpconform.format.schema.visit import numpy_type, struct_format
 from pcpconform.format.values import BLOCK_PAYLOAD_SIZE, F32, decode_block, decode_insitu
 from pcpconform.io.decoded import RESULT_HEAD, DecodedResult, DecodedValueSet, result_head
+from pcpconform.io.events import parse_events
 from pcpconform.io.reader import RawRecord, parse_payload
 from pcpconform.io.writer import valfmt_for
 
@@ -71,7 +72,7 @@ class DecodeReason(enum.Enum):
     VALFMT = "valfmt not INSITU, DPTR or SPTR"
     BLOCK_OUTSIDE = "a value index points outside the record"
     BLOCK_VLEN = "a value block's vlen below 4 or past the record"
-    EVENTS = "an event array"
+    EVENTS = "an event array that does not fit its block, or one of a large value set"
     RUN_HEADERS = "a run of fixed-size blocks with other headers"
     COVERAGE = "value blocks do not fill the record from the value sets to the trailer"
     TAIL = "bytes after the value sets"
@@ -174,11 +175,17 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         vtype, vlen = head >> 24, head & 0xFFFFFF
         if vlen < 4 or off + vlen > end:
             raise Declined(DecodeReason.BLOCK_VLEN)
-        if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
-            raise Declined(DecodeReason.EVENTS)
         pad = -vlen % 4
-        pending.append((off, vlen + pad))
         payload = data[off + 4:off + vlen]
+        if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
+            try:
+                values.append(parse_events(payload, vtype == PmType.HIGHRES_EVENT))
+            except Declined:
+                raise Declined(DecodeReason.EVENTS) from None
+            canonical[0] = False            # the field walk checks the array (check.events)
+            pending.append((off, vlen + pad))
+            continue
+        pending.append((off, vlen + pad))
         if canonical[0] and (vtype != ptype or data[off + vlen:off + vlen + pad] != b"~" * pad
                              or (vtype == PmType.STRING and not payload.endswith(b"\0"))
                              or len(payload) != BLOCK_PAYLOAD_SIZE.get(vtype, len(payload))):
@@ -324,6 +331,7 @@ class LayoutReason(enum.StrEnum):
     UNALIGNED = "unaligned record"
     INSITU_TYPE = "insitu value of a non-32-bit-integer type"
     BLOCK_TYPE = "block type not the descriptor's"
+    EVENTS = "an event array"
     OTHER_SIZE = "a record of another size"
     OTHER_WORDS = "a record whose fixed words differ"
 
@@ -378,6 +386,8 @@ def _layout(record: RawRecord, version: int, types: dict[int, int]) -> ResultLay
                 for word in words:
                     off = block_offset(word)
                     head = WORD.unpack_from(data, off)[0]
+                    if head >> 24 in (PmType.EVENT, PmType.HIGHRES_EVENT):
+                        return LayoutReason.EVENTS      # decode_run reads payloads as bytes
                     blocks.append((off, head & 0xFFFFFF, head >> 24))
                     variable.append((off + 4, (head & 0xFFFFFF) - 4))
                 columns.append(ValueColumn(vs.pmid, insts, -1, 0, "", tuple(blocks)))
