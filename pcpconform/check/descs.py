@@ -22,28 +22,29 @@ _DYNAMIC_DOMAIN, _DERIVED_CLUSTER = 511, 2048
 
 def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
     f = rec.file
-    name = bytes(d.names[0]).decode("utf-8", "replace") if d.names else None
-    what = metric_text(d.pmid, name)
-    where = {"record": rec.index, "offset": rec.offset, "metric": name or str(PmID(d.pmid))}
+    names, pmid = d.names, PmID(d.pmid)
+    name = bytes(names[0]).decode("utf-8", "replace") if names else None
+    what = metric_text(pmid, name)
+    where = {"record": rec.index, "offset": rec.offset, "metric": name or str(pmid)}
+    ptype, sem, indom = d.type, d.sem, d.indom
     if d.tail:
         ctx.add("meta.tail", f, f"{len(d.tail)} bytes after the descriptor's names", field="desc.tail", **where)
-    if d.type not in range(-1, 11):
-        ctx.add("desc.type", f, f"{what}: type {type_text(d.type)} is not a PCP type (-1 to 10)",
+    if not -1 <= ptype <= 10:
+        ctx.add("desc.type", f, f"{what}: type {type_text(ptype)} is not a PCP type (-1 to 10)",
                 field="desc.type", **where)
-    if d.sem not in (1, 3, 4):
-        ctx.add("desc.sem", f, f"{what}: semantics {d.sem} is not counter (1), instant (3) or "
+    if sem not in (1, 3, 4):
+        ctx.add("desc.sem", f, f"{what}: semantics {sem} is not counter (1), instant (3) or "
                 f"discrete (4)" + (" (a NOSUPPORT descriptor, as older pmloggers wrote)"
-                                   if d.type == -1 else ""), field="desc.sem", **where)
+                                   if ptype == -1 else ""), field="desc.sem", **where)
     _names(ctx, f, where, d)
     _units(ctx, f, where, d.units)
-    pmid = PmID(d.pmid)
-    if not d.indom.is_null and d.indom.domain != pmid.domain and not (
+    if not indom.is_null and indom.domain != pmid.domain and not (
             pmid.domain == _DYNAMIC_DOMAIN and pmid.cluster & _DERIVED_CLUSTER):
-        ctx.add("desc.indom-domain", f, f"{what}: indom {d.indom} is not of the pmID's domain",
+        ctx.add("desc.indom-domain", f, f"{what}: indom {indom} is not of the pmID's domain",
                 field="desc.indom", **where)
-    old = ctx.st.descs.get(int(d.pmid))
+    old = ctx.st.descs.get(int(pmid))
     if old is None:
-        ctx.st.descs[int(d.pmid)] = d
+        ctx.st.descs[int(pmid)] = d
         return
     for fld in ("type", "sem", "indom", "units"):
         if old[fld] != d[fld]:
@@ -53,15 +54,17 @@ def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
 
 
 def _names(ctx: Context, f: str, where: dict[str, Any], d: Any) -> None:
-    if not d.names:
+    names, pmid = d.names, int(d.pmid)
+    if not names:
         ctx.add("desc.no-name", f, f"pmID {d.pmid} has no name", field="desc.names", **where)
-    for name in d.names:
+    owners = ctx.st.names
+    for name in names:
         if not name or len(name) >= _MAXPATHLEN:
             ctx.add("desc.name", f, f"name of {len(name)} bytes", field="desc.names", **where)
         elif not _NAME_RE.fullmatch(name):
             ctx.add("desc.name-syntax", f, f"name {name[:60]!r} is not a PMNS path", field="desc.names", **where)
-        owner = ctx.st.names.setdefault(bytes(name), int(d.pmid))
-        if owner != int(d.pmid):
+        owner = owners.setdefault(bytes(name), pmid)
+        if owner != pmid:
             ctx.add("desc.name-reused", f, f"name {name.decode('latin-1')} already names "
                     f"{PmID(owner)}; {d.pmid} loses it", field="desc.names", **where)
 
