@@ -224,7 +224,15 @@ static int print_g(char *out, size_t size, double v, int digits) {
     double limit = digits == 16 ? 1e16 : 1e8;
     if (v > -limit && v < limit && v == (double)(int64_t)v && !(v == 0 && signbit(v)))
         return print_signed(out, (int64_t)v);
-    return snprintf(out, size, "%.*g", digits, v);
+    /* Python's dtoa: C's "%.*g" text, correctly rounded, several times faster than glibc's */
+    char *text = PyOS_double_to_string(v, 'g', digits, 0, NULL);
+    if (text == NULL) {
+        PyErr_Clear();
+        return snprintf(out, size, "%.*g", digits, v);
+    }
+    int n = snprintf(out, size, "%s", text);
+    PyMem_Free(text);
+    return n;
 }
 
 static int print_value(char *out, size_t size, const unsigned char *d, int64_t off, int32_t vtype,
