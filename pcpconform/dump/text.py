@@ -1,7 +1,10 @@
 """A pmdumplog -a style listing of an archive, for people.
 
-A result's value-set lines are formatted a column at a time (``dump.text-vsets``, whose
-reference is ``reference_vsets``, value by value), each column's values printed at once
+Results are listed a run of records at a time (``dump.text-run``): the compiled result
+kernel reads the run's value sets and prints every value (``io.result_kernel``), and a
+result's lines are one ``%`` template per layout. Its reference lists each record on its
+own: the value-set lines a column at a time (``dump.text-vsets``, whose reference is
+``reference_vsets``, value by value), each column's values printed at once
 (``dump.text-column``, reference ``printed_value`` of each).
 """
 
@@ -183,8 +186,6 @@ class ResultLines:
         self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
         self.heads: dict[int, str] = {}
         self.indoms: dict[int, int] = {}
-        # every instance domain record's time: where a result's time falls among them
-        # names the records in force for all instance domains at once
         # result templates by layout (pmIDs, numvals, instances), each with the instance
         # domain records it was made with (layout_template)
         self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, int], ...]]] = {}
