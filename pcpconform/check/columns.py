@@ -108,7 +108,7 @@ class ResultColumns:
         False (the reason counted, nothing changed) if the reference path must check it."""
         data = rec.data
         hdr = self.header
-        shapes = self.shapes.get((len(data), data[hdr - 4:hdr + 4]))
+        shapes = self.shapes.get(self._key(data))
         if shapes is None:
             return self._fallback(Fallback.MARK if data[hdr - 4:hdr] == b"\0\0\0\0" else Fallback.NEW_SHAPE)
         whole = int.from_bytes(data, "big")
@@ -143,6 +143,11 @@ class ResultColumns:
         self.hits += 1
         return True
 
+    def _key(self, data: bytes) -> tuple[int, bytes]:
+        """What shapes are kept by: a record's length and its first value set's head (the
+        numpmid before it and the pmID)."""
+        return len(data), data[self.header - 4:self.header + 4]
+
     def learning(self, rec: RawRecord) -> bool:
         """Whether the shape of ``rec`` (checked on the records path) is worth its decoding:
         while every shape learned has been used once on average (not where no layout
@@ -151,8 +156,7 @@ class ResultColumns:
         for a length and first value set whose shape was declined before."""
         if self.learned >= _FIRST_SHAPES and self.hits < self.learned:
             return False
-        data, hdr = rec.data, self.header
-        key = (len(data), data[hdr - 4:hdr + 4])
+        key = self._key(rec.data)
         if key in self._unlearnable:
             return False
         if key in self._seen:
@@ -194,14 +198,12 @@ class ResultColumns:
             self.stats.decline(PATH, declined.reason)
             if len(self._unlearnable) >= _SEEN_KEYS:
                 self._unlearnable.clear()
-            hdr = self.header
-            self._unlearnable.add((len(rec.data), rec.data[hdr - 4:hdr + 4]))
+            self._unlearnable.add(self._key(rec.data))
             return
         if self._count >= MAX_SHAPES or self._bytes + size > SHAPE_BYTES:
             self.shapes.clear()
             self._count = self._bytes = 0
-        hdr = self.header
-        shapes = self.shapes.setdefault((len(rec.data), rec.data[hdr - 4:hdr + 4]), [])
+        shapes = self.shapes.setdefault(self._key(rec.data), [])
         shapes.insert(0, shape)
         self._count += 1
         self._bytes += size

@@ -363,8 +363,8 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     numvals, insts = memoryview(columns[3]).cast("i").tolist(), memoryview(columns[6]).cast("i").tolist()
     if len(missing):
         _print_the_rest(lines, printed, missing, buf, bounds, columns, (rec_vset, pmids, vset_val))
-    # a record's layout: its pmIDs, numvals and instances, and the instance domain records
-    # in force (all of them, by where its time falls among their times)
+    # a record's layout: its pmIDs, numvals and instances; its template is reused while the
+    # instance domain records it was made with are still the ones in force
     pmid_b, numval_b, inst_b = columns[2], columns[3], columns[6]
     when, known, bisect_right = lines.zone.when, lines.layouts, bisect.bisect_right
     out: list[str] = []
@@ -394,7 +394,8 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
 
 def _print_the_rest(lines: ResultLines, printed: list[str | None], missing: memoryview, buf: bytes,
                     bounds: Any, columns: tuple[bytes, ...], rows: tuple[list[int], list[int], list[int]]) -> None:
-    """The values the kernel leaves (strings, aggregates, odd sizes), by ``printed_value``."""
+    """Any value the kernel leaves unprinted (it prints every value of a record it reads:
+    none is left unless its contract changes), by ``printed_value``."""
     rec_vset, pmids, vset_val = rows
     vtype, vlen = memoryview(columns[8]).cast("i"), memoryview(columns[9]).cast("i")
     boff = memoryview(columns[10]).cast("q")

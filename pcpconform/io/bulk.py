@@ -176,6 +176,7 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
         if vlen < 4 or off + vlen > end:
             raise Declined(DecodeReason.BLOCK_VLEN)
         pad = -vlen % 4
+        pending.append((off, vlen + pad))
         payload = data[off + 4:off + vlen]
         if vtype in (PmType.EVENT, PmType.HIGHRES_EVENT):
             try:
@@ -183,9 +184,7 @@ def _decode_blocks(data: bytes, end: int, insts: tuple[int, ...], words: tuple[i
             except Declined:
                 raise Declined(DecodeReason.EVENTS) from None
             canonical[0] = False            # the field walk checks the array (check.events)
-            pending.append((off, vlen + pad))
             continue
-        pending.append((off, vlen + pad))
         if canonical[0] and (vtype != ptype or data[off + vlen:off + vlen + pad] != b"~" * pad
                              or (vtype == PmType.STRING and not payload.endswith(b"\0"))
                              or len(payload) != BLOCK_PAYLOAD_SIZE.get(vtype, len(payload))):

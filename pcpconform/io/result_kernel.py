@@ -113,10 +113,11 @@ def run_arrays(buf: bytes, bounds: array[int], version: int) -> ResultArrays:
 def printed_numbers(buf: bytes, bounds: array[int], columns: tuple[bytes, ...],
                     types: dict[int, int]) -> tuple[list[str | None], memoryview]:
     """Each value of ``run_columns``' ``columns`` (every record read) as pmdumplog prints
-    it, by the kernel: the text of ``dump.text.printed_value`` for integers and floats, None
-    for the values it leaves to that function (strings, aggregates, blocks of odd sizes),
-    and the indices of those (int64). ``types`` (pmID to type) reads an INSITU word, a
-    pmID not in it as U32, as the decoders read it."""
+    it, by the kernel, as ``dump.text.printed_value`` does (numbers, strings of a STRING
+    metric, other bytes as hex); None where it prints nothing (an event array, which a
+    record it reads never holds), and the indices of those (int64). ``types`` (pmID to
+    type) reads an INSITU word and names a STRING metric; a pmID not in it is read as U32,
+    as the decoders read it."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
     (_, rec_vset, pmid, _, _, vset_val, _, word, vtype, vlen, boff) = columns
