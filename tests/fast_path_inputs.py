@@ -41,9 +41,10 @@ from pcpconform.io.decoded import DecodedResult, DecodedValueSet
 from pcpconform.io.reader import Component, RawRecord, parse_payload
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 from pcpconform.oracles.derive.bind import Bound, bind
-from pcpconform.oracles.derive.evaluate import EMULATABLE
+from pcpconform.oracles.derive.evaluate import EMULATABLE, Evaluator, derived_pmid
 from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES
+from pcpconform.oracles.derive.vectorised import plan
 from pcpconform.salvage.results import Described
 from tests.bench_modules import bench_module
 from tests.derive_random import expressions, pool_of, schedule_of
@@ -199,6 +200,7 @@ class Families:
             "archive": self.archive,
             "archive-object": self.archive_object,
             "derive-schedule": self.derive_schedule,
+            "derive-csv": self.derive_csv,
             "interp-schedule": self.interp_schedule,
             "interp-archive": self.interp_archive,
             "salvage-record": self.salvage_record,
@@ -539,6 +541,26 @@ class Families:
         emulate = EMULATABLE if data.draw(st.booleans(), label="emulate") else frozenset()
         unwritten = data.draw(st.sampled_from([None, 0, 0xAA]), label="unwritten")
         return archive, bound, profile, emulate, unwritten, start, step, count
+
+    def derive_csv(self, data: st.DataObject) -> tuple[Any, ...]:
+        """``derive_schedule``'s draw as the derived CSV writers take it: a maker of the
+        evaluator, and one time in five ``--instances`` (some instances of each metric)."""
+        archive, bound, profile, emulate, unwritten, start, step, count = self.derive_schedule(data)
+        if data.draw(st.booleans(), label="vectorisable only"):     # fetches with every metric in columns
+            bound = [b for b in bound if plan(b.root) is None] or bound
+        keep = None
+        if data.draw(st.integers(0, 4), label="instances") == 0:
+            insts = st.sets(st.sampled_from([-1, 0, 1, 2, 3, 4]), max_size=3)
+            keep = {int(derived_pmid(k)): data.draw(insts, label=f"keep {k}") for k in range(len(bound))}
+
+        min_run = data.draw(st.sampled_from([1, 4]), label="min_run")
+
+        def make() -> Evaluator:
+            ev = Evaluator(archive, bound, profile, emulate=emulate, unwritten=unwritten)
+            if ev.vectoriser is not None:
+                ev.vectoriser.min_run = min_run     # 1: every run, however short, as columns
+            return ev
+        return make, bound, keep, start, step, count
 
     def interp_archive(self, data: st.DataObject) -> tuple[Any, ...]:
         base = self._generated(data, max_samples=10)

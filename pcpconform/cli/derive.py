@@ -15,27 +15,24 @@ from pcpconform.cli.schedule import add_schedule_arguments
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra
-from pcpconform.format.pmtypes import PM_IN_NULL
 from pcpconform.io.archiveset import ArchiveSet
 from pcpconform.oracles.derive.bind import Bound
 from pcpconform.oracles.derive.config import Registry, load_path, read_config
+from pcpconform.oracles.derive.csv_rows import CSV, derived_samples
 from pcpconform.oracles.derive.document import derive_document_json
 from pcpconform.oracles.derive.evaluate import (
     DEVIATIONS,
     EMULATABLE,
     DerivedView,
     Evaluator,
-    Unpredictable,
 )
 from pcpconform.oracles.derive.parser import check, format_errmsg
 from pcpconform.oracles.derive.profiles import PROFILES, profile_for
 from pcpconform.oracles.derive.profiles import profile as get_profile
 from pcpconform.oracles.derive.session import Registered, bind_wanted, registered
-from pcpconform.oracles.derive.state import PM_ERR_INDOM_LOG
 from pcpconform.oracles.interp.installed import chosen_rules, other_rules_note
 from pcpconform.oracles.interp.model import gc_paused
 from pcpconform.oracles.interp.replay import DEVIATIONS as INTERP_DEVIATIONS
-from pcpconform.oracles.interp.replay import NoValue, Sample
 from pcpconform.oracles.interp.report import ReportSource, write_csv, write_text
 from pcpconform.oracles.interp.schedule import extent_note, instance_filter, interval_and_seek, plan
 
@@ -142,13 +139,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"pcpconform derive: warning: {note}", file=sys.stderr)
     view = DerivedView(ev)
     keep = _instance_filter(view, ev, bounds, args.instances)
-    derived_samples = ev.schedule(start, interval, count)
-    with gc_paused():               # rows of acyclic dicts: nothing to collect
-        samples = _samples(ev, view, bounds, derived_samples, keep)
-    if args.plot:
-        _plot(ev, view, samples, args, rules)
-    with opened_output(args.output) as out:
-        _write(ev, view, bounds, samples, derived_samples, args, out, sorted(emulate), rules, how)
+    if args.format == "csv" and not args.plot:
+        texts = CSV(archive.stats, lambda: ev, bounds, keep, start, interval, count)
+        with opened_output(args.output) as out:
+            for text in texts:
+                out.write(text)
+    else:
+        derived = ev.schedule(start, interval, count)
+        with gc_paused():               # rows of acyclic dicts: nothing to collect
+            samples = derived_samples(ev, view, bounds, derived, keep)
+        if args.plot:
+            _plot(ev, view, samples, args, rules)
+        with opened_output(args.output) as out:
+            _write(ev, view, bounds, samples, derived, args, out, sorted(emulate), rules, how)
     if rules_note:
         print(rules_note, file=sys.stderr)
     set_notes(archive, "derive")
@@ -181,62 +184,6 @@ def _instance_filter(view: ReportSource, ev: Evaluator, bounds: list[Bound],
         names = {i: n for r in view.indom_history(b.desc.indom) for i, n in r.instances.items()}
         keep[pmid] = instance_filter(names, wanted, b.name)
     return keep
-
-
-_ERROR_NAMES = {PM_ERR_INDOM_LOG: "PM_ERR_INDOM_LOG"}
-
-
-def _no_value_reason(ds: Any, name: str) -> str:
-    """Why a derived metric has no value for an instance at a fetch (DERIVE-CLI-6)."""
-    code = ds.errors.get(name)
-    if code is not None:
-        return f"fetch error {_ERROR_NAMES.get(code, 'code')} ({code})"
-    return "none returned" if not ds.values.get(name) else "instance not returned"
-
-
-def _samples(ev: Evaluator, view: ReportSource, bounds: list[Bound], derived_samples: list[Any],
-             keep: dict[int, set[int]] | None) -> list[Any]:
-    """The derived fetches as interp Samples, every instance of each metric in every
-    fetch: an instance without a value says why (DERIVE-CLI-6)."""
-    known: dict[int, set[int]] = {}
-    for b in bounds:
-        pmid = int(ev.pmids[b.name])
-        insts: set[int] = set()
-        if b.desc.indom.is_null:
-            insts.add(PM_IN_NULL)
-        else:
-            insts |= {i for r in view.indom_history(b.desc.indom) for i in r.instances}
-        for ds in derived_samples:
-            insts.update(map(_first, ds.values.get(b.name, ())))
-        known[pmid] = insts if keep is None else insts & keep[pmid]
-    listed = {pmid: sorted(insts) for pmid, insts in known.items()}
-    unpredictable = NoValue("unpredictable (libpcp reads uninitialised memory)")
-    metrics = [(b.name, int(ev.pmids[b.name])) for b in bounds]
-    out = []
-    for ds in derived_samples:
-        s = Sample(ds.time, eol=ds.eol)
-        if not ds.eol:
-            for name, pmid in metrics:
-                got = dict(ds.values.get(name, ()))
-                shown = got.keys() if keep is None else got.keys() & keep[pmid]
-                order = listed[pmid] if shown <= known[pmid] else sorted(known[pmid] | shown)
-                if len(shown) == len(order) and keep is None:     # every instance has a value
-                    row = dict(zip(order, map(got.__getitem__, order)))
-                else:
-                    row = dict.fromkeys(order)
-                    row.update((i, v) for i, v in got.items() if i in row)
-                    # a reason for each instance without a value
-                    missing = NoValue(_no_value_reason(ds, name))
-                    row.update((i, missing) for i, v in row.items() if v is None)
-                if Unpredictable in set(map(type, got.values())):
-                    row.update((i, unpredictable) for i, v in row.items() if isinstance(v, Unpredictable))
-                s.values[pmid] = row
-        out.append(s)
-    return out
-
-
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
 
 
 def _plot(ev: Evaluator, view: ReportSource, samples: list[Any], args: argparse.Namespace,

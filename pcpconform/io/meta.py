@@ -105,8 +105,21 @@ def _desc(payload: bytes) -> Any:
         names.append(payload[at + 4:at + 4 + size])
         at += 4 + size
     body = Container(pmid=PmID(pmid), type=ptype, indom=PmInDom(indom), sem=sem,
-                     units=PmUnitsField.parse(units), names=names, tail=payload[at:])
+                     units=_units(units), names=names, tail=payload[at:])
     return Container(type=TYPE_DESC, body=body)
+
+
+_UNITS: dict[bytes, Any] = {}
+
+
+def _units(word: bytes) -> Any:
+    """``PmUnitsField.parse(word)``, each word parsed once (PmUnits is frozen: shared)."""
+    units = _UNITS.get(word)
+    if units is None:
+        if len(_UNITS) >= 4096:         # a hostile .meta: every word different
+            _UNITS.clear()
+        units = _UNITS[word] = PmUnitsField.parse(word)
+    return units
 
 
 def _labels(payload: bytes, tag: int) -> Any:

@@ -39,8 +39,8 @@ def _load_registrations() -> None:
 _load_registrations()
 
 #: draws per family (an archive-wide pair costs a whole check, dump or replay per draw)
-EXAMPLES = {"archive": 60, "archive-object": 80, "derive-schedule": 40, "interp-schedule": 50, "interp-archive": 40,
-            "archive-result": 80, "volume-file": 80, "text-run": 80,
+EXAMPLES = {"archive": 60, "archive-object": 80, "derive-schedule": 40, "derive-csv": 60, "interp-schedule": 50,
+            "interp-archive": 40, "archive-result": 80, "volume-file": 80, "text-run": 80,
             "event-payload": 200}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pcpconform.format.cnum import INTEGER_TYPES, NUMERIC_TYPES, f32, wrap, wrap_type
@@ -47,6 +47,7 @@ from pcpconform.oracles.derive.state import (
     DEVIATIONS,
     EMULATABLE,
     PM_ERR_INDOM_LOG,
+    ColumnPiece,
     DerivedSample,
     NodeState,
     derived_pmid,
@@ -133,30 +134,62 @@ class Evaluator(Functions, Ternary):
         is what ``fetch`` would give (tests/property/test_derive_vectorised.py), and the
         metric-fetches it leaves are evaluated by ``fetch`` and counted in
         ``vector_stats``."""
+        out = []
+        for piece in self.schedule_columns(start, interval_nsec, count):
+            with gc_paused():           # ~10^5 acyclic pairs and lists: nothing to collect
+                rows = piece.rows() if len(piece.fetched) < len(piece.samples) else {}
+                for q, sample in enumerate(piece.samples):
+                    got = piece.fetched.get(q)
+                    if got is None:     # every metric vectorised: what fetch gives then
+                        got = DerivedSample(sample.time, values={b.name: rows[b.name][q] for b in self.bound})
+                    out.append(got)
+        return out
+
+    def schedule_columns(self, start: Timestamp, interval_nsec: int, count: int) -> Iterator[ColumnPiece]:
+        """``schedule`` a piece at a time, what the vectoriser evaluated left as its
+        columns: a sample every bound metric has a column for is not fetched (the state
+        left is the same); ``fetched`` holds the other samples' ``fetch``, by position."""
         sign = -1 if interval_nsec < 0 else 1
         delta = (sign * (abs(interval_nsec) // 10**9), sign * (abs(interval_nsec) % 10**9))
         origin = (start.sec, start.nsec)
-        out = []
+        names = [b.name for b in self.bound]
         # the operands' samples a piece of the schedule at a time (the vectorised replay
         # gives what one replay.fetch after another gives, fetch state included)
-        for piece in self.replay.schedule_chunks(start, interval_nsec, count):
-            with gc_paused():           # ~10^5 acyclic pairs and lists: nothing to collect
-                given = self._vectorised(piece)
-                for q, sample in enumerate(piece):
+        for samples in self.replay.schedule_chunks(start, interval_nsec, count):
+            with gc_paused():
+                piece = ColumnPiece(samples, self._vectorised(samples), self._pair_rows)
+                covered = [0] * len(samples)
+                for runs in piece.columns.values():
+                    for at, _ in runs:
+                        for q in at:
+                            covered[q] += 1
+                skipped = False
+                for q, sample in enumerate(samples):
                     after = origin_add(origin, delta)
-                    done = {name: pairs for name, rows in given.items()
-                            if (pairs := rows[q]) is not None}
-                    out.append(self.fetch(sample.time, stamp=origin, origin_after=after,
-                                          sample=sample, given=done))
+                    if sample.eol or covered[q] < len(names):
+                        if skipped:     # what fetch leaves for a metric it is given
+                            self._prev_hits.update((name, (set(), False)) for name in names)
+                            skipped = False
+                        piece.fetched[q] = self.fetch(sample.time, stamp=origin, origin_after=after,
+                                                      sample=sample, given=piece.pairs_at(q))
+                    else:
+                        skipped = True
                     origin = after
-        return out
+                if skipped:
+                    self._prev_hits.update((name, (set(), False)) for name in names)
+            yield piece
 
-    def _vectorised(self, piece: list[Sample]) -> dict[str, list[list[tuple[Any, Any]] | None]]:
+    def _vectorised(self, piece: list[Sample]) -> dict[str, list[tuple[list[int], Any]]]:
         if self.vectoriser is None:
             live = sum(1 for s in piece if not s.eol)
             self.vector_stats.fallbacks[self._no_vectoriser] += live * len(self.bound)
             return {}
-        return self.vectoriser.piece(piece)
+        return self.vectoriser.piece_columns(piece)
+
+    def _pair_rows(self, columns: dict[str, list[tuple[list[int], Any]]],
+                   count: int) -> dict[str, list[list[tuple[Any, Any]] | None]]:
+        assert self.vectoriser is not None or not columns
+        return self.vectoriser.rows(columns, count) if self.vectoriser is not None else {}
 
     def fetch(self, when: Timestamp, *, stamp: tuple[int, int] | None = None,
               origin_after: tuple[int, int] | None = None, sample: Sample | None = None,

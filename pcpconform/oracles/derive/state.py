@@ -6,7 +6,9 @@ DERIVE-DEV-*).
 
 from __future__ import annotations
 
+import bisect
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +22,7 @@ from pcpconform.oracles.derive.instances import InDoms
 from pcpconform.oracles.derive.profiles import Profile
 from pcpconform.oracles.interp.replay import Replay, Sample
 
-__all__ = ["DEVIATIONS", "EMULATABLE", "CRASHES", "PM_ERR_INDOM_LOG", "NodeState",
+__all__ = ["DEVIATIONS", "EMULATABLE", "CRASHES", "PM_ERR_INDOM_LOG", "NodeState", "ColumnPiece",
            "DerivedSample", "EvalCore", "derived_pmid"]
 
 #: libpcp defects the evaluator knows (spec/derive.md DERIVE-DEV-n)
@@ -76,6 +78,40 @@ class DerivedSample:
     deviations: dict[str, set[str]] = field(default_factory=dict)
     #: emulation only: metrics whose very instance list depends on uninitialised memory
     unknown: set[str] = field(default_factory=set)
+
+
+@dataclass
+class ColumnPiece:
+    """A piece of a schedule as ``Evaluator.schedule_columns`` gives it: the operands'
+    samples; per derived metric, the runs the vectoriser evaluated (the positions each
+    covers and a ``vectorised.Column``); and ``fetched``, by position, the samples some
+    metric of was left to ``Evaluator.fetch`` (end-of-log ones included)."""
+
+    samples: list[Any]
+    columns: dict[str, list[tuple[list[int], Any]]]
+    pair_rows: Callable[[dict[str, list[tuple[list[int], Any]]], int], dict[str, list[Any]]]
+    fetched: dict[int, DerivedSample] = field(default_factory=dict)
+    _rows: dict[str, list[Any]] | None = None
+
+    def rows(self) -> dict[str, list[Any]]:
+        """Per metric, per sample: its pairs where a column has it, else None (made once)."""
+        if self._rows is None:
+            self._rows = self.pair_rows(self.columns, len(self.samples))
+        return self._rows
+
+    def pairs_at(self, q: int) -> dict[str, Any]:
+        """Per metric with a column at sample ``q``, its pairs there (``rows`` of one sample)."""
+        if self._rows is not None:
+            return {name: pairs for name, got in self._rows.items() if (pairs := got[q]) is not None}
+        one: dict[str, list[tuple[list[int], Any]]] = {}
+        for name, runs in self.columns.items():
+            for at, col in runs:
+                if at[0] <= q <= at[-1]:
+                    j = bisect.bisect_left(at, q)
+                    if at[j] == q:
+                        one[name] = [([0], type(col)(col.insts, col.values[j:j + 1]))]
+                    break
+        return {name: got[0] for name, got in self.pair_rows(one, 1).items()}
 
 
 class EvalCore:

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-__all__ = ["Reason", "VectorStats"]
+__all__ = ["Reason", "RowReason", "VectorStats"]
 
 
 class Reason(StrEnum):
@@ -25,9 +25,21 @@ class Reason(StrEnum):
     VALUES = "operand values outside their type"
 
 
+class RowReason(StrEnum):
+    """Why a fetch's CSV rows were made from its sample rather than from columns
+    (``csv_rows.csv_columns``)."""
+
+    FETCHED = "a metric evaluated per fetch, or end of log"
+    PARTIAL = "a column without a value for every instance the rows list"
+    QUOTED = "a field that needs quoting"
+
+
 @dataclass
 class VectorStats:
-    """Metric-fetches evaluated here, and those left to the per-fetch evaluator by reason."""
+    """Metric-fetches evaluated here, and those left to the per-fetch evaluator by reason;
+    fetches whose CSV rows were written from columns, and the others by reason."""
 
     vectorised: int = 0
     fallbacks: Counter[Reason] = field(default_factory=Counter)
+    csv_columns: int = 0
+    csv_rows: Counter[RowReason] = field(default_factory=Counter)

@@ -35,7 +35,7 @@ from pcpconform.oracles.derive.profiles import Profile
 from pcpconform.oracles.derive.vector_stats import Reason, VectorStats
 from pcpconform.oracles.interp.replay import NoValue, Sample
 
-__all__ = ["Reason", "VectorStats", "Vectoriser", "plan", "MIN_RUN"]
+__all__ = ["Reason", "VectorStats", "Vectoriser", "Column", "typed_rows", "plan", "MIN_RUN"]
 
 ARITH = frozenset({"PLUS", "MINUS", "STAR", "SLASH"})
 _NONE = type(None)
@@ -104,7 +104,7 @@ def _binary_plan(n: BoundNode) -> Reason | None:
 
 
 @dataclass
-class _Column:
+class Column:
     """A node's values over a run: its instances in order, one row per fetch."""
 
     insts: tuple[Any, ...]
@@ -124,15 +124,33 @@ class Vectoriser:
         self.min_run = min_run
         self.plans = {b.name: plan(b.root) for b in bounds}
         self.bounds = list(bounds)
+        self.types = {b.name: b.desc.type for b in bounds}
         self.stats = VectorStats()
 
     def piece(self, samples: Sequence[Sample]) -> dict[str, list[list[tuple[Any, Any]] | None]]:
         """Per metric, per sample: its (instance, value) pairs as ``Evaluator.fetch`` gives
         them, or None where the per-fetch evaluator must do it (end-of-log samples
         included: nothing is evaluated there). Metrics planned out are left out."""
+        return self.rows(self.piece_columns(samples), len(samples))
+
+    def rows(self, columns: dict[str, list[tuple[list[int], Column]]],
+             count: int) -> dict[str, list[list[tuple[Any, Any]] | None]]:
+        """``piece_columns``' answer for ``count`` samples as ``piece`` gives it."""
+        out: dict[str, list[list[tuple[Any, Any]] | None]] = {}
+        for name, runs in columns.items():
+            rows: list[list[tuple[Any, Any]] | None] = [None] * count
+            for at, col in runs:
+                for q, pairs in zip(at, _pairs(col, self.types[name])):
+                    rows[q] = pairs
+            out[name] = rows
+        return out
+
+    def piece_columns(self, samples: Sequence[Sample]) -> dict[str, list[tuple[list[int], Column]]]:
+        """``piece`` as columns: per metric, its runs, each the positions in ``samples``
+        it covers and the metric's values there (one row per position)."""
         live = [q for q, s in enumerate(samples) if not s.eol]
         names: dict[int, tuple[list[tuple[Any, ...]], list[list[Any]]]] = {}
-        out: dict[str, list[list[tuple[Any, Any]] | None]] = {}
+        out: dict[str, list[tuple[list[int], Column]]] = {}
         with np.errstate(all="ignore"):     # wrap-around, inf and NaN are the C results
             for b in self.bounds:
                 why = self.plans[b.name]
@@ -144,7 +162,7 @@ class Vectoriser:
                 for pmid in pmids:
                     if pmid not in names:
                         names[pmid] = self._name_rows(samples, live, pmid)
-                rows: list[list[tuple[Any, Any]] | None] = [None] * len(samples)
+                runs: list[tuple[list[int], Column]] = []
                 for lo, hi in self._runs(live, [names[p][0] for p in pmids]):
                     if hi - lo < self.min_run:
                         self.stats.fallbacks[Reason.SHORT_RUN] += hi - lo
@@ -155,10 +173,9 @@ class Vectoriser:
                         assert isinstance(declined.reason, Reason)
                         self.stats.fallbacks[declined.reason] += hi - lo
                         continue
-                    for q, pairs in zip(live[lo:hi], _pairs(col, b.desc.type)):
-                        rows[q] = pairs
+                    runs.append((live[lo:hi], col))
                     self.stats.vectorised += hi - lo
-                out[b.name] = rows
+                out[b.name] = runs
         return out
 
     def _name_rows(self, samples: Sequence[Sample], live: list[int],
@@ -202,22 +219,22 @@ class Vectoriser:
 
     # -- the nodes over one run -----------------------------------------------------------
     def _node(self, node: BoundNode, names: dict[int, tuple[list[tuple[Any, ...]], list[list[Any]]]],
-              lo: int, hi: int) -> _Column:
+              lo: int, hi: int) -> Column:
         kind = node.kind
         if kind == "NAME":
             assert node.pmid is not None
             keys, vals = names[node.pmid]
-            return _Column(keys[lo], _array(vals[lo:hi], node.desc.type, len(keys[lo])))
+            return Column(keys[lo], _array(vals[lo:hi], node.desc.type, len(keys[lo])))
         if kind in ("INTEGER", "DOUBLE"):
             value = self.constant(node)
             arr = _array([[value]], node.desc.type, 1)
-            return _Column((PM_IN_NULL,), np.repeat(arr, hi - lo, axis=0))
+            return Column((PM_IN_NULL,), np.repeat(arr, hi - lo, axis=0))
         assert node.left is not None
         left = self._node(node.left, names, lo, hi)
         if kind == "INSTANT":                  # the operand's values (outside delta()/rate())
             return left
         if kind == "NEG":
-            return _Column(left.insts, _negate(left.values, node.left.desc.type, node.desc.type))
+            return Column(left.insts, _negate(left.values, node.left.desc.type, node.desc.type))
         assert node.right is not None
         right = self._node(node.right, names, lo, hi)
         return _binary(node, left, right, hi - lo)
@@ -242,7 +259,7 @@ def _negate(values: np.ndarray, ptype: int, rtype: int) -> np.ndarray:
     return np.asarray(np.negative(values))
 
 
-def _pairing(node: BoundNode, left: _Column, right: _Column) -> tuple[tuple[Any, ...], Any, Any]:
+def _pairing(node: BoundNode, left: Column, right: Column) -> tuple[tuple[Any, ...], Any, Any]:
     """The instances of the result and the columns of each operand that pair (DERIVE-EVAL-4)."""
     assert node.left is not None and node.right is not None
     lset, rset = not node.left.desc.indom.is_null, not node.right.desc.indom.is_null
@@ -261,13 +278,13 @@ def _pairing(node: BoundNode, left: _Column, right: _Column) -> tuple[tuple[Any,
     return right.insts[:1], [0], [0]
 
 
-def _binary(node: BoundNode, left: _Column, right: _Column, fetches: int) -> _Column:
+def _binary(node: BoundNode, left: Column, right: Column, fetches: int) -> Column:
     """bin_op over a run (arithmetic.bin_op is the reference)."""
     lnode, rnode = node.left, node.right
     assert lnode is not None and rnode is not None
     kind = node.kind
     if not left.insts or not right.insts:              # no values propagate
-        return _Column((), np.zeros((fetches, 0), dtype=_DTYPE[node.desc.type]))
+        return Column((), np.zeros((fetches, 0), dtype=_DTYPE[node.desc.type]))
     insts, li, ri = _pairing(node, left, right)
     a, b = left.values[:, li], right.values[:, ri]
     relational = kind in REL or kind in BOOL
@@ -282,14 +299,14 @@ def _binary(node: BoundNode, left: _Column, right: _Column, fetches: int) -> _Co
         a = a.astype(np.float64) / float(lnode.div) * float(lnode.mul)
         b = b.astype(np.float64) / float(rnode.div) * float(rnode.mul)
     if relational:
-        return _Column(insts, _compare(kind, a, b).astype(np.uint32))
+        return Column(insts, _compare(kind, a, b).astype(np.uint32))
     if kind == "SLASH":                                # a DOUBLE result; 0 / x is 0
         got = np.where(a == 0, 0.0, a / b)
     else:
         got = np.asarray(_ARITH[kind](a, b))
     if rtype == PmType.FLOAT:
         got = got.astype(np.float32)
-    return _Column(insts, got)
+    return Column(insts, got)
 
 
 #: relational operators as numpy's ufuncs (NaN compares false except !=, as in C)
@@ -306,17 +323,27 @@ def _compare(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(_COMPARE[kind](a, b))
 
 
-def _pairs(col: _Column, ptype: int) -> list[list[tuple[Any, Any]]]:
-    """Each fetch's (instance, value) pairs with the Python values ``arithmetic.typed``
-    gives (FLOAT as F32 from its bits)."""
-    if not col.insts:
-        return [[] for _ in range(col.values.shape[0])]
+def typed_rows(col: Column, ptype: int, order: list[int] | None = None, *,
+               as_text: bool = False) -> list[list[Any]]:
+    """Each fetch's values (its instances in ``order``, positions in ``col.insts``, if
+    given) as the Python values ``arithmetic.typed`` gives: FLOAT as F32 from its bits, or
+    (``as_text``: for their text, which is the same) as the floats those hold."""
+    values = col.values if order is None else col.values[:, order]
+    if ptype == PmType.FLOAT and as_text:
+        floats: list[list[Any]] = values.astype(np.float32).astype(np.float64).tolist()
+        return floats
     if ptype == PmType.FLOAT:
         from_bits = F32.from_bits
-        bits = col.values.astype(np.float32).view(np.uint32).tolist()
-        return [list(zip(col.insts, map(from_bits, row))) for row in bits]
-    values = col.values.astype(_DTYPE[ptype]).tolist()
-    return [list(zip(col.insts, row)) for row in values]
+        return [list(map(from_bits, row)) for row in values.astype(np.float32).view(np.uint32).tolist()]
+    rows: list[list[Any]] = values.astype(_DTYPE[ptype]).tolist()
+    return rows
+
+
+def _pairs(col: Column, ptype: int) -> list[list[tuple[Any, Any]]]:
+    """Each fetch's (instance, value) pairs, as ``Evaluator.fetch`` lists them."""
+    if not col.insts:
+        return [[] for _ in range(col.values.shape[0])]
+    return [list(zip(col.insts, row)) for row in typed_rows(col, ptype)]
 
 
 def _evaluated_samples(vectorise: bool, archive: Archive, bound: Sequence[Bound], profile: Profile,

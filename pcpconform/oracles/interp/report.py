@@ -30,7 +30,7 @@ class ReportSource(Protocol):
 
     def indom_history(self, indom: Any) -> list[Any]: ...
 
-__all__ = ["ReportSource", "samples_json", "write_json", "write_text", "write_csv"]
+__all__ = ["ReportSource", "samples_json", "write_json", "write_text", "write_csv", "CsvRows", "CSV_HEADER"]
 
 FORMAT = {"kind": "interp", "format": "pcpconform-interp", "format_version": 1}
 
@@ -188,7 +188,7 @@ def write_text(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *,
 
 #: a field csv.writer (QUOTE_MINIMAL, "\n" line ends) writes as it is
 _PLAIN = re.compile(r'[^,"\r\n]*\Z').match
-_CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
+CSV_HEADER = "time,metric,pmid,inst,instance,value,reason\n"
 
 
 #: value classes whose row is ``%s`` of the value: str() of an int, float repr of a float
@@ -202,87 +202,108 @@ _TEMPLATE_CHARS = 8 << 20
 def write_csv(archive: ReportSource, samples: Iterable[Sample], out: TextIO, *, rate: bool = False) -> None:
     """One row per sample, metric and instance: time (epoch seconds with nanoseconds),
     metric, pmid, inst, instance name, value (decimal, or IEEE repr for floats), reason.
-
-    The bytes ``csv.writer`` writes; a metric's rows in a sample are one ``%`` format when
-    every value is a number and no field needs quoting (the template cached per instance-name
-    table and instance list), else rows are joined as strings (the per-instance middle cached
-    per instance-name table), and a row with a field that needs quoting goes through
-    ``csv.writer``."""
-    out.write(_CSV_HEADER)
-    rows_of = _Rows(archive, rate)
-    quoted = io.StringIO()
-    quoting = csv.writer(quoted, lineterminator="\n")
-    plain = _PLAIN
-    bulk = _BULK
-    # (pmid, id of the cached names table) -> inst -> ",metric,pmid,inst,instance," ("" if quoted)
-    middles: dict[tuple[int, int], dict[int, str]] = {}
-    # (pmid, id of the names table, the instances in the sample's order) ->
-    # (the instances sorted, or None if already so; the rows' template, "" if a field is quoted)
-    templates: dict[tuple[int, int, tuple[int, ...]], tuple[list[int] | None, str]] = {}
-    held = 0            # their characters and instances
+    The bytes ``csv.writer`` writes (``CsvRows``), a sample at a time."""
+    out.write(CSV_HEADER)
+    rows = CsvRows(archive, rate)
     for s in samples:
+        out.write(rows.sample_text(s))
+
+
+class CsvRows:
+    """The CSV rows of samples, and what is cached to make them: a metric's rows in a
+    sample are one ``%`` format when every value is a number and no field needs quoting
+    (``template``, cached per instance-name table and instance list), else rows are joined
+    as strings (the per-instance middle cached per instance-name table), and a row with a
+    field that needs quoting goes through ``csv.writer``."""
+
+    def __init__(self, archive: ReportSource, rate: bool = False) -> None:
+        self.rows_of = _Rows(archive, rate)
+        self._quoted = io.StringIO()
+        self._quoting = csv.writer(self._quoted, lineterminator="\n")
+        # (pmid, id of the cached names table) -> inst -> ",metric,pmid,inst,instance," ("" if quoted)
+        self._middles: dict[tuple[int, int], dict[int, str]] = {}
+        # (pmid, id of the names table, the instances in the sample's order) ->
+        # (the instances sorted, or None if already so; the rows' template, "" if a field is quoted)
+        self._templates: dict[tuple[int, int, tuple[int, ...]], tuple[list[int] | None, str]] = {}
+        self._held = 0            # their characters and instances
+
+    def template(self, pmid: int, names: dict[int, str], insts: tuple[int, ...]) -> tuple[list[int] | None, str]:
+        """The instances of ``insts`` (in a sample's order) sorted, None if already so, and
+        the rows' ``%`` template, a ``%s`` for the time and one for the value of each ("" if
+        a field needs quoting)."""
+        key = (pmid, id(names), insts)
+        known = self._templates.get(key)
+        if known is None:
+            if self._held > _TEMPLATE_CHARS:      # churn: instance lists without end
+                self._templates.clear()
+                self._held = 0
+            name, _, _, ptext = self.rows_of.metric(pmid)
+            ordered = sorted(insts)
+            plain = _PLAIN
+            mids = [f",{name},{ptext},{inst},{names.get(inst) or ''}," for inst in ordered]
+            template = "".join(f"%s{m.replace('%', '%%')}%s,\n" for m in mids) \
+                if plain(name) and all(plain(names.get(inst) or "") for inst in ordered) else ""
+            known = self._templates[key] = (None if ordered == list(insts) else ordered, template)
+            self._held += len(template) + 2 * len(ordered)
+        return known
+
+    def sample_text(self, s: Sample) -> str:
+        """The rows of one sample."""
         when = f"{s.time.sec}.{s.time.nsec:09d}"
         if s.eol:
-            out.write(f"{when},,,,,,end of log\n")
-            continue
+            return f"{when},,,,,,end of log\n"
+        rows_of = self.rows_of
         lines = []
         for pmid, insts in s.values.items():
-            name, desc, vtype, ptext = rows_of.metric(pmid)
+            desc = rows_of.metric(pmid)[1]
             names = rows_of.names(desc, s)       # cached per position in the history
-            key = (pmid, id(names))
-            order_key = (pmid, id(names), tuple(insts))
-            known = templates.get(order_key)
-            if known is None:
-                if held > _TEMPLATE_CHARS:      # churn: instance lists without end
-                    templates.clear()
-                    held = 0
-                ordered = sorted(insts)
-                mids = [f",{name},{ptext},{inst},{names.get(inst) or ''}," for inst in ordered]
-                template = "".join(f"%s{m.replace('%', '%%')}%s,\n" for m in mids) \
-                    if plain(name) and all(plain(names.get(inst) or "") for inst in ordered) else ""
-                known = templates[order_key] = (None if ordered == list(insts) else ordered, template)
-                held += len(template) + 2 * len(ordered)
-            order, template = known
+            order, template = self.template(pmid, names, tuple(insts))
             values = list(insts.values()) if order is None else [insts[i] for i in order]
-            if template and set(map(type, values)) <= bulk:
+            if template and set(map(type, values)) <= _BULK:
                 args = [when] * (2 * len(values))
                 args[1::2] = values
                 lines.append(template % tuple(args))
                 continue
-            middle = middles.get(key)
-            if middle is None:
-                middle = middles[key] = {}
-            for inst in sorted(insts):
-                v = insts[inst]
-                mid = middle.get(inst)
-                iname = None
-                if mid is None:
-                    iname = names.get(inst) or ""
-                    mid = middle[inst] = (f",{name},{ptext},{inst},{iname},"
-                                          if plain(name) and plain(iname) else "")
-                cls = v.__class__
-                if cls is int or cls is float:      # value_text's str(), never quoted
-                    if mid:
-                        lines.append(f"{when}{mid}{v},\n")
-                        continue
-                    text, reason = str(v), ""
-                elif cls is NoValue:
-                    text, reason = "", v.reason
-                    if mid and plain(reason):
-                        lines.append(f"{when}{mid},{reason}\n")
-                        continue
-                else:
-                    text, reason = value_text(v, vtype), ""
-                    if mid and plain(text):
-                        lines.append(f"{when}{mid}{text},\n")
-                        continue
-                if iname is None:
-                    iname = names.get(inst) or ""
-                quoting.writerow([when, name, ptext, inst, iname, text, reason])
-                lines.append(quoted.getvalue())
-                quoted.seek(0)
-                quoted.truncate()
-        out.write("".join(lines))
+            self._rows(lines, when, pmid, names, insts)
+        return "".join(lines)
+
+    def _rows(self, lines: list[str], when: str, pmid: int, names: dict[int, str], insts: dict[int, Any]) -> None:
+        """A metric's rows one at a time (a value that is no number, a field to quote)."""
+        name, _, vtype, ptext = self.rows_of.metric(pmid)
+        plain = _PLAIN
+        middle = self._middles.get((pmid, id(names)))
+        if middle is None:
+            middle = self._middles[(pmid, id(names))] = {}
+        for inst in sorted(insts):
+            v = insts[inst]
+            mid = middle.get(inst)
+            iname = None
+            if mid is None:
+                iname = names.get(inst) or ""
+                mid = middle[inst] = (f",{name},{ptext},{inst},{iname},"
+                                      if plain(name) and plain(iname) else "")
+            cls = v.__class__
+            if cls is int or cls is float:      # value_text's str(), never quoted
+                if mid:
+                    lines.append(f"{when}{mid}{v},\n")
+                    continue
+                text, reason = str(v), ""
+            elif cls is NoValue:
+                text, reason = "", v.reason
+                if mid and plain(reason):
+                    lines.append(f"{when}{mid},{reason}\n")
+                    continue
+            else:
+                text, reason = value_text(v, vtype), ""
+                if mid and plain(text):
+                    lines.append(f"{when}{mid}{text},\n")
+                    continue
+            if iname is None:
+                iname = names.get(inst) or ""
+            self._quoting.writerow([when, name, ptext, inst, iname, text, reason])
+            lines.append(self._quoted.getvalue())
+            self._quoted.seek(0)
+            self._quoted.truncate()
 
 
 def _shown(value: Any, vtype: int) -> str:
