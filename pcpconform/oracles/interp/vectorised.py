@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from pcpconform.format.pmtypes import PM_IN_NULL, PmSem, PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.oracles.interp.builtin import BUILTIN_REASON
 from pcpconform.oracles.interp.model import (
+    F32Column,
     FetchState,
     NoValue,
     ReplayView,
@@ -55,6 +57,7 @@ SERIES_REASONS = (TIMES_OUT_OF_ORDER, VALUES_INEXACT, RESULT_INEXACT)
 MARKS_OUT_OF_ORDER = ScheduleReason.MARKS_OUT_OF_ORDER
 
 _EXACT_INT = 1 << 52            # integer counter values within this stay exact in doubles
+_INT64_MAX = (1 << 63) - 1
 _NOT_ALIVE, _NO_PRIOR, _MARK, _NO_NEXT = 1, 2, 3, 4
 _F64 = np.float64
 
@@ -91,6 +94,42 @@ def _numbers(values: list[Any], ptype: int) -> np.ndarray | None:
         if not kinds <= {float, F32}:
             return None
         arr = np.array(values, dtype=_F64)
+        return arr if bool(np.all(np.isfinite(arr))) else None
+    return None
+
+
+#: an observation column's array typecode -> the numpy dtype reading its buffer
+_DTYPE_OF_CODE = {"i": np.int32, "I": np.uint32, "q": np.int64, "Q": np.uint64, "d": np.float64}
+
+
+def _packed(values: Any) -> np.ndarray | None:
+    """An observation column as a numpy view of its buffer (F32Column: its bits as
+    float32), or None for a list."""
+    if not len(values):
+        return None
+    if values.__class__ is array and values.typecode in _DTYPE_OF_CODE:
+        return np.frombuffer(values, dtype=_DTYPE_OF_CODE[values.typecode])
+    if values.__class__ is F32Column:
+        return np.frombuffer(values.bits, dtype=np.uint32).view(np.float32)
+    return None
+
+
+def _numbers_at(values: Any, packed: np.ndarray | None, at: np.ndarray, ptype: int) -> np.ndarray | None:
+    """``_numbers`` of the observations at indices ``at``, gathered from the column's
+    buffer where it has one (the same values, so the same checks)."""
+    if packed is None:
+        return _numbers(list(map(values.__getitem__, at.tolist())), ptype)
+    got = packed[at]
+    if ptype in _EXACT_RANGE:
+        if got.dtype.kind not in "iu" or (got.dtype == np.uint64 and got.size and int(got.max()) > _INT64_MAX):
+            return None             # not all ints, or past int64 (_numbers' OverflowError)
+        arr = got.astype(np.int64)
+        lo, hi = _EXACT_RANGE[ptype]
+        return arr if arr.size == 0 or (int(arr.min()) >= lo and int(arr.max()) <= hi) else None
+    if ptype in (PmType.FLOAT, PmType.DOUBLE):
+        if got.dtype.kind != "f":
+            return None
+        arr = got.astype(_F64)
         return arr if bool(np.all(np.isfinite(arr))) else None
     return None
 
@@ -248,9 +287,9 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
             sel = np.where(hit_n, nj, pi)
             cm = valid & rest
             if cm.any():
-                getter = values.__getitem__
-                P = _numbers(list(map(getter, pi[cm].tolist())), ptype)
-                N = _numbers(list(map(getter, nj[cm].tolist())), ptype)
+                packed = _packed(values)
+                P = _numbers_at(values, packed, pi[cm], ptype)
+                N = _numbers_at(values, packed, nj[cm], ptype)
                 if P is None or N is None:
                     return _scalar(replay, pmid, inst, fx, VALUES_INEXACT, fallbacks)
                 tp = tpo[cm]
@@ -267,7 +306,10 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
     used = valid if computed is None else valid & ~cm
     source = computed if computed is not None else []
     nc = len(source)
-    source = source + list(map(values.__getitem__, sel[used].tolist()))
+    if values.__class__ is array and len(values):     # Python numbers, as the array gives them
+        source = source + np.frombuffer(values, dtype=_DTYPE_OF_CODE[values.typecode])[sel[used]].tolist()
+    else:
+        source = source + list(map(values.__getitem__, sel[used].tolist()))
     nu = len(source) - nc
     source += novalue
     idx = np.empty(len(v), dtype=np.intp)
