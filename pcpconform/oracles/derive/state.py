@@ -92,6 +92,7 @@ class ColumnPiece:
     pair_rows: Callable[[dict[str, list[tuple[list[int], Any]]], int], dict[str, list[Any]]]
     fetched: dict[int, DerivedSample] = field(default_factory=dict)
     _rows: dict[str, list[Any]] | None = None
+    _run_pairs: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
 
     def rows(self) -> dict[str, list[Any]]:
         """Per metric, per sample: its pairs where a column has it, else None (made once)."""
@@ -100,18 +101,23 @@ class ColumnPiece:
         return self._rows
 
     def pairs_at(self, q: int) -> dict[str, Any]:
-        """Per metric with a column at sample ``q``, its pairs there (``rows`` of one sample)."""
+        """Per metric with a column at sample ``q``, its pairs there (``rows`` of one
+        sample; each run's pairs made once, when a sample of it is first asked for)."""
         if self._rows is not None:
             return {name: pairs for name, got in self._rows.items() if (pairs := got[q]) is not None}
-        one: dict[str, list[tuple[list[int], Any]]] = {}
+        out: dict[str, Any] = {}
         for name, runs in self.columns.items():
-            for at, col in runs:
+            for r, (at, col) in enumerate(runs):
                 if at[0] <= q <= at[-1]:
                     j = bisect.bisect_left(at, q)
                     if at[j] == q:
-                        one[name] = [([0], type(col)(col.insts, col.values[j:j + 1]))]
+                        made = self._run_pairs.get((name, r))
+                        if made is None:
+                            made = self._run_pairs[(name, r)] = self.pair_rows({name: [(list(range(len(at))), col)]},
+                                                                              len(at))[name]
+                        out[name] = made[j]
                     break
-        return {name: got[0] for name, got in self.pair_rows(one, 1).items()}
+        return out
 
 
 class EvalCore:
