@@ -184,20 +184,25 @@ class Vectoriser:
         values (what ``Evaluator._eval_name`` lists)."""
         order = self.order.get(pmid, [])
         whole = tuple(order)
+        known = _whole_rows(samples, live, pmid, order)
+        rows, ok = known if known is not None else ((), [False] * len(live))
         keys: list[tuple[Any, ...]] = []
-        vals: list[list[Any]] = []
+        vals: list[Any] = []
         last_key: tuple[Any, ...] = ()
-        for q in live:
-            values = samples[q].values.get(pmid, {})
-            row = list(map(values.get, order))
-            kinds = set(map(type, row))
-            if NoValue in kinds or _NONE in kinds:      # some instances without a value
-                got = [(inst, v) for inst, v in zip(order, row)
-                       if v is not None and not isinstance(v, NoValue)]
-                key = tuple(inst for inst, _ in got)
-                row = [v for _, v in got]
+        for k, q in enumerate(live):
+            if ok[k]:                   # every instance has a value: the replay's columns
+                key, row = whole, rows[k]
             else:
-                key = whole
+                values = samples[q].values.get(pmid, {})
+                row = list(map(values.get, order))
+                kinds = set(map(type, row))
+                if NoValue in kinds or _NONE in kinds:      # some instances without a value
+                    got = [(inst, v) for inst, v in zip(order, row)
+                           if v is not None and not isinstance(v, NoValue)]
+                    key = tuple(inst for inst, _ in got)
+                    row = [v for _, v in got]
+                else:
+                    key = whole
             if key == last_key:
                 key = last_key                  # one object per run: cheap comparisons
             last_key = key
@@ -238,6 +243,23 @@ class Vectoriser:
         assert node.right is not None
         right = self._node(node.right, names, lo, hi)
         return _binary(node, left, right, hi - lo)
+
+
+def _whole_rows(samples: Sequence[Sample], live: list[int], pmid: int,
+                order: list[int]) -> tuple[list[tuple[Any, ...]], list[bool]] | None:
+    """Per ``live`` fetch, the values of the instances in ``order``, and whether the
+    vectorised replay says each of them has a value there (``Samples.whole``: the same
+    instances as ``order``); None where the samples must be read one by one."""
+    got = getattr(samples, "whole", {}).get(pmid)
+    if got is None or not order:
+        return None
+    insts, cols, ok = got
+    if len(insts) != len(order) or set(insts) != set(order) or len(ok) != len(live):
+        return None
+    if any(None in col for col in cols):        # no value where the replay has none to give
+        return None
+    pos = {inst: k for k, inst in enumerate(insts)}
+    return list(zip(*[cols[pos[inst]] for inst in order])), ok
 
 
 def _array(rows: list[list[Any]], ptype: int, width: int) -> np.ndarray:

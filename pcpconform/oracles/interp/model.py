@@ -24,7 +24,7 @@ from pcpconform.format.cnum import c_int, c_uint, f32, long_double_seconds, roun
 from pcpconform.format.pmtypes import PmType, Timestamp
 from pcpconform.format.values import F32
 
-__all__ = ["RULE_SETS", "DEVIATIONS", "EDGE", "CALIPER", "NoValue", "Sample", "Series",
+__all__ = ["RULE_SETS", "DEVIATIONS", "EDGE", "CALIPER", "NoValue", "Sample", "Samples", "Series",
            "F32Column", "FetchState", "ScheduleStats", "VectorisedFallback", "ScheduleReason", "ReplayView",
            "Lifetimes",
            "counter_value", "sub_parts", "sub_parts_exact", "timestamp_sub", "gc_paused"]
@@ -60,6 +60,17 @@ class Sample:
     time: Timestamp
     eol: bool = False
     values: dict[int, dict[int, Any]] = field(default_factory=dict)   # pmid -> inst -> value|NoValue
+
+
+class Samples(list):  # type: ignore[type-arg]   # list[Sample]
+    """A schedule's samples, and, from the vectorised path, per metric what they hold as
+    columns (``whole``): its instances, each one's value at every fetch that is not end of
+    log (a ``NoValue`` too), and at each such fetch whether every instance has a value."""
+
+    def __init__(self, samples: Iterable[Sample] = (),
+                 whole: dict[int, tuple[list[int], list[list[Any]], list[bool]]] | None = None) -> None:
+        super().__init__(samples)
+        self.whole = whole if whole is not None else {}
 
 
 #: array typecodes holding a numeric type's values exactly (8 bytes or fewer each)

@@ -42,6 +42,7 @@ from pcpconform.oracles.interp.model import (
     NoValue,
     ReplayView,
     Sample,
+    Samples,
     ScheduleReason,
     VectorisedFallback,
     gc_paused,
@@ -379,6 +380,7 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
     pmids = list(replay.descs)
     per_pmid: list[list[dict[int, Any]]] = []
     prev_had: dict[int, bool] = {}
+    whole: dict[int, tuple[list[int], list[list[Any]], list[bool]]] = {}
     for pmid, desc in replay.descs.items():
         insts = list(replay.instances[pmid])
         if pmid in replay.builtin:               # INTERP-BUILTIN-1
@@ -409,6 +411,7 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
                 masks.append(valid)
             dicts = list(map(dict, map(zip, itertools.repeat(insts, K), zip(*cols))))
             has_any = np.logical_or.reduce(masks).tolist()
+            whole[pmid] = (insts, cols, np.logical_and.reduce(masks).tolist())
         else:
             dicts = [{} for _ in range(K)]
             has_any = [False] * K
@@ -417,6 +420,8 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
             for q in range(K):
                 if crossed[q] and had:
                     dicts[q] = {inst: across for inst in insts}
+                    if pmid in whole:
+                        whole[pmid][2][q] = False
                     had = False
                 else:
                     had = has_any[q]
@@ -426,7 +431,7 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
         per_pmid.append(dicts)
 
     rows = iter(zip(*per_pmid)) if pmids else iter([()] * K)
-    samples = []
+    samples = Samples(whole=whole)
     for when, gone in zip(whens, eol):
         if gone:
             samples.append(Sample(when, eol=True))
