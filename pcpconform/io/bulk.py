@@ -318,7 +318,7 @@ class ResultLayout:
         self.size = len(reference)
         self.columns = columns
         self.variable = variable            # (byte offset, byte length), word-aligned
-        self.fixed: Any = None              # decode_run's (word mask, masked reference), made at first use
+        self.fixed: Any = None              # decode_run's (fixed words' indices, their reference), made at first use
 
 
 class LayoutReason(enum.StrEnum):
@@ -416,13 +416,14 @@ def decode_run(layout: ResultLayout, datas: list[bytes],
     count = len(datas)
     words = np.frombuffer(buf, dtype=np.uint32).reshape(count, size // 4)
     if layout.fixed is None:
-        fixed = np.full(size // 4, 0xFFFFFFFF, dtype=np.uint32)
+        fixed = np.ones(size // 4, dtype=bool)
         for off, length in layout.variable:
-            fixed[off // 4:(off + length + 3) // 4] = 0
-        layout.fixed = (fixed, np.frombuffer(layout.reference, dtype=np.uint32) & fixed)
-    fixed, reference = layout.fixed
-    # compared as booleans: any() over integer words is several times slower
-    matching = ((words & fixed) == reference).all(axis=1)
+            fixed[off // 4:(off + length + 3) // 4] = False
+        at = np.flatnonzero(fixed)
+        layout.fixed = (at, np.frombuffer(layout.reference, dtype=np.uint32)[at])
+    at, reference = layout.fixed
+    # only the fixed words, compared as booleans: any() over integer words is several times slower
+    matching = (words[:, at] == reference).all(axis=1)
     every = bool(matching.all())
     out: list[tuple[ValueColumn, Any]] = []
     kept = datas if every else [d for d, ok in zip(datas, matching.tolist()) if ok]

@@ -173,6 +173,10 @@ def _column_texts(ev: Evaluator, view: DerivedView, bounds: Sequence[Bound], pie
     sample_rows = _SampleRows(ev, bounds, known, None)
     metrics = [(b.name, int(ev.pmids[b.name]), b.desc.type) for b in bounds]
     descs = [view.desc(pmid) for _, pmid, _ in metrics]
+    # per metric: its names table if it never changes (no instance domain), and the last
+    # (names table, instances, template) it used
+    heads = [_Head(pmid, desc, rows.rows_of.names(desc, None) if desc.indom.is_null else None)
+             for (_, pmid, _), desc in zip(metrics, descs)]
     yield CSV_HEADER
     for piece in pieces:
         # per metric, per sample: (its instances sorted, their values) where a column has
@@ -191,7 +195,7 @@ def _column_texts(ev: Evaluator, view: DerivedView, bounds: Sequence[Bound], pie
             by_q.append(at_q)
         for q, sample in enumerate(piece.samples):
             ds = piece.fetched.get(q)
-            text = RowReason.FETCHED if ds is not None else _columns_text(rows, sample, metrics, descs, by_q, q)
+            text = RowReason.FETCHED if ds is not None else _columns_text(rows, sample, heads, by_q, q)
             if isinstance(text, RowReason):
                 stats.csv_rows[text] += 1
                 if ds is None:      # every metric has a column here: what schedule() gives
@@ -203,18 +207,35 @@ def _column_texts(ev: Evaluator, view: DerivedView, bounds: Sequence[Bound], pie
             yield text
 
 
-def _columns_text(rows: CsvRows, sample: Sample, metrics: list[tuple[str, int, int]], descs: list[Any],
-                  by_q: list[list[Any]], q: int) -> str | RowReason:
+class _Head:
+    """A derived metric as ``_columns_text`` writes it: its pmID and descriptor, its names
+    table where it has no instance domain, and the template it used last."""
+
+    __slots__ = ("desc", "last", "names", "pmid")
+
+    def __init__(self, pmid: int, desc: Any, names: dict[int, str] | None) -> None:
+        self.pmid, self.desc, self.names = pmid, desc, names
+        self.last: tuple[Any, Any, str] = (None, None, "")
+
+
+def _columns_text(rows: CsvRows, sample: Sample, heads: list[_Head], by_q: list[list[Any]],
+                  q: int) -> str | RowReason:
     """One fetch's rows from the columns, or why ``CsvRows.sample_text`` must make them."""
     when = f"{sample.time.sec}.{sample.time.nsec:09d}"
     names_of = rows.rows_of.names
     lines = []
-    for (_, pmid, _), desc, at_q in zip(metrics, descs, by_q):
+    for head, at_q in zip(heads, by_q):
         got = at_q[q]
         if got is None:
             return RowReason.PARTIAL
         insts, values = got
-        template = rows.template(pmid, names_of(desc, sample), insts)[1]
+        names = head.names if head.names is not None else names_of(head.desc, sample)
+        last = head.last
+        if last[0] is names and last[1] is insts:
+            template = last[2]
+        else:
+            template = rows.template(head.pmid, names, insts)[1]
+            head.last = (names, insts, template)
         if not template:
             return RowReason.QUOTED
         args = [when] * (2 * len(values))
