@@ -186,6 +186,7 @@ class ResultLines:
         self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
         self.heads: dict[int, str] = {}
         self.indoms: dict[int, int] = {}
+        self.escaped: dict[int, tuple[str, int]] = {}      # pmID -> (head with % escaped, indom)
         # result templates by layout (pmIDs, numvals, instances), each with the instance
         # domain records it was made with (layout_template)
         self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, int], ...]]] = {}
@@ -208,19 +209,28 @@ class ResultLines:
         domain with records, its records' times and how many are in force at ``at``."""
         out = []
         used: dict[int, None] = {}
+        escaped = self.escaped
+        at_pos: dict[int, int] = {}      # per instance domain: its records in force at ``at``
         for k, pmid in enumerate(pmids):
-            head = self._head(pmid).replace("%", "%%")
+            known = escaped.get(pmid)
+            if known is None:
+                known = escaped[pmid] = (self._head(pmid).replace("%", "%%"), self._indom(pmid))
+            head, indom = known
             numval = numvals[k]
+            lo, hi = bounds[k], bounds[k + 1]
             if numval < 0:
                 out.append(f"{head} error {numval}\n")
             elif numval == 0:
                 out.append(f"{head} No values returned!\n")
-            elif bounds[k + 1] - bounds[k] == 1 and insts[bounds[k]] == -1:
+            elif hi - lo == 1 and insts[lo] == -1:
                 out.append(f"{head} value %s\n")
             else:
-                indom = self._indom(pmid)
+                pos = at_pos.get(indom)
+                if pos is None:         # the domain's records in force at ``at``
+                    stamps = self.stamps.get(indom)
+                    pos = at_pos[indom] = bisect.bisect_right(stamps, at) if stamps else 0
                 used[indom] = None
-                out.append(head + "\n" + self._template(indom, at, tuple(insts[bounds[k]:bounds[k + 1]])))
+                out.append(head + "\n" + self._template(indom, pos, tuple(insts[lo:hi])))
         out.append("\n")
         held = tuple((stamps, bisect.bisect_right(stamps, at))
                      for stamps in map(self.stamps.get, used) if stamps)
@@ -239,10 +249,8 @@ class ResultLines:
             head = self.heads[pmid] = f"    {PmID(pmid)} ({self.archive.metric_name(pmid)}):"
         return head
 
-    def _template(self, indom: int, at: tuple[int, int], insts: tuple[int, ...]) -> str:
-        """The instance lines of ``insts`` at time ``at`` (sec, nsec)."""
-        stamps = self.stamps.get(indom)
-        pos = bisect.bisect_right(stamps, at) if stamps else 0
+    def _template(self, indom: int, pos: int, insts: tuple[int, ...]) -> str:
+        """The instance lines of ``insts`` under the domain's first ``pos`` records."""
         key = (indom, pos, insts)
         template = self.templates.get(key)
         if template is None:
@@ -271,7 +279,10 @@ class ResultLines:
             if len(insts) == 1 and insts[0] == -1:
                 out.append(f"{head} value {printed_value(values[0], ptype)}\n")
                 continue
-            template = self._template(self._indom(vs.pmid), (res.timestamp.sec, res.timestamp.nsec), insts)
+            indom = self._indom(vs.pmid)
+            stamps = self.stamps.get(indom)
+            pos = bisect.bisect_right(stamps, (res.timestamp.sec, res.timestamp.nsec)) if stamps else 0
+            template = self._template(indom, pos, tuple(insts))
             out.append(head + "\n" + template % tuple(COLUMN(self.stats, values, ptype)))
         return "".join(out)
 
