@@ -189,6 +189,7 @@ class Vectoriser:
         keys: list[tuple[Any, ...]] = []
         vals: list[Any] = []
         last_key: tuple[Any, ...] = ()
+        row: Sequence[Any]
         for k, q in enumerate(live):
             if ok[k]:                   # every instance has a value: the replay's columns
                 key, row = whole, rows[k]

@@ -69,9 +69,12 @@ class _Rows:
             got = self.metrics[pmid] = (self.archive.metric_name(pmid), desc, vtype, str(PmID(pmid)))
         return got
 
-    def names(self, desc: Any, s: Sample) -> dict[int, str]:
+    def names(self, desc: Any, s: Sample | None) -> dict[int, str]:
+        """The instance names at the sample's time (``s`` may be None for a metric without
+        an instance domain: one table for all)."""
         if desc.indom.is_null:
             return _NO_NAMES        # one object: callers cache by the table's identity
+        assert s is not None
         if s.time is not self.sample_time:     # the metrics of one sample share the lookups
             self.sample_time, self.sample_names = s.time, {}
         got = self.sample_names.get(desc.indom)
