@@ -52,11 +52,12 @@ def pmlogger_archives(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pat
     session.start(root)
     try:
         return {
-            "v2": pmlogger.record(root / "v2" / "a", version=2),
-            "v3": pmlogger.record(root / "v3" / "a", version=3),
-            "v3-multivolume": pmlogger.record(root / "mv" / "a", version=3, samples=40,
-                                              volume_size="40k"),
-            "v2-derived": pmlogger.record(root / "dv" / "a", version=2, samples=3, derived=True),
+            "v2": pmlogger.record_with(session, root, root / "v2" / "a", version=2),
+            "v3": pmlogger.record_with(session, root, root / "v3" / "a", version=3),
+            "v3-multivolume": pmlogger.record_with(session, root, root / "mv" / "a", version=3, samples=40,
+                                                   volume_size="40k"),
+            "v2-derived": pmlogger.record_with(session, root, root / "dv" / "a", version=2, samples=3,
+                                               derived=True),
         }
     finally:
         session.stop()

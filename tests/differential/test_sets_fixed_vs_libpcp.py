@@ -147,7 +147,7 @@ def pmlogger_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     session.start(root)
     try:
         for k, version in enumerate((2, 3, 3)):
-            pmlogger.record(root / "log" / f"20260101.00.{k:02d}", version=version, samples=8)
+            pmlogger.record_with(session, root, root / "log" / f"20260101.00.{k:02d}", version=version, samples=8)
     finally:
         session.stop()
     for f in (root / "log").iterdir():

@@ -1,7 +1,9 @@
 """Record real archives with pmlogger from a pmcd started for the test session.
 
 Needs root and Debian's PCP. The PMNS is built if missing and pmcd is started if no pmcd
-answers; whatever this module started, it stops.
+answers; whatever this module started, it stops. A pmcd it did not start may stop at any
+time (another test session on the host owns it): ``record_with`` starts one then and
+records again.
 """
 
 from __future__ import annotations
@@ -48,10 +50,14 @@ class PmcdSession:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, logdir: Path) -> None:
+        """Make sure a pmcd answers: one already running (another session's, say), or one
+        started here."""
         if not (PMNS / "root").exists():
             subprocess.run(["./Rebuild", "-u"], cwd=PMNS, capture_output=True, timeout=120, check=True)
         if _pmcd_answers():
             return
+        if self.proc is not None and self.proc.poll() is None:
+            self.stop()                 # ours, but no longer answering
         self.proc = subprocess.Popen([str(PMCD), "-f", "-l", str(logdir / "pmcd.log")],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True, cwd=logdir)
@@ -69,6 +75,25 @@ class PmcdSession:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+def record_with(session: PmcdSession, logdir: Path, base: Path, *, version: int, samples: int = 30,
+                volume_size: str | None = None, derived: bool = False) -> Path:
+    """``record`` from a pmcd ``session`` makes sure of first. A pmcd this session did not
+    start can stop while pmlogger runs (another test session sharing the host stops its
+    own): pmlogger then cannot connect, and the recording is made again once, from a pmcd
+    started here."""
+    def recorded() -> Path:
+        session.start(logdir)
+        return record(base, version=version, samples=samples, volume_size=volume_size, derived=derived)
+    try:
+        return recorded()
+    except subprocess.CalledProcessError:
+        if _pmcd_answers():
+            raise                       # pmlogger failed for another reason
+    for stale in base.parent.glob(f"{base.name}.*"):
+        stale.unlink()
+    return recorded()
 
 
 def record(base: Path, *, version: int, samples: int = 30, volume_size: str | None = None,
