@@ -135,17 +135,17 @@ class Archive:
     def _load_metadata(self) -> _Metadata:
         md = _Metadata()
         for m in self.meta_records():
-            body = m.body
+            body = m.body               # a construct Container: a dict, read by key (faster)
             if m.type == TYPE_DESC:
-                desc = Desc(body.pmid, body.type, body.indom, body.sem, body.units,
-                            tuple(_text(n) for n in body.names))
+                desc = Desc(body["pmid"], body["type"], body["indom"], body["sem"], body["units"],
+                            tuple(_text(n) for n in body["names"]))
                 md.descs.setdefault(int(desc.pmid), desc)
                 for name in desc.names:
                     md.names.setdefault(name, int(desc.pmid))  # first binding wins
             elif m.type in INDOM_TAGS:
                 self._add_indom(md, m, body)
             elif m.type == TYPE_TEXT:
-                md.text[(body.type, body.ident)] = _text(body.text.split(b"\0", 1)[0])
+                md.text[(body["type"], body["ident"])] = _text(body["text"].split(b"\0", 1)[0])
             elif m.type in LABEL_TAGS:
                 md.labels.append(LabelRecord(body.timestamp, body.type & 0x3F, body.ident,
                                              [(s.inst, _json_or_text(s.json)) for s in body.sets]))
