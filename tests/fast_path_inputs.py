@@ -10,6 +10,8 @@ columns, derived-metric schedules and replay schedules over drawn fixtures.
 from __future__ import annotations
 
 import contextlib
+import gzip
+import lzma
 import random
 import struct
 from collections.abc import Callable
@@ -208,6 +210,7 @@ class Families:
             "mmv-strings": self.mmv_strings,
             "mmv-slot-offsets": self.mmv_slot_offsets,
             "mmv-string-section": self.mmv_string_section,
+            "seconds-pairs": self.seconds_pairs,
         }
 
     # -- seeds and mutants --------------------------------------------------------------
@@ -415,8 +418,31 @@ class Families:
             highres = not highres
         return bytes(raw), highres
 
+    def seconds_pairs(self, data: st.DataObject) -> tuple[Any, ...]:
+        """(sec, nsec) differences as the interpolation makes them (record times less the
+        archive's start: nanoseconds of either sign) and at the edges: 64-bit extremes,
+        ties of the long double's rounding, and now and then one past 64 bits."""
+        secs = st.one_of(st.integers(-10**9, 10**9), st.integers(-(1 << 63), (1 << 63) - 1),
+                         st.sampled_from([0, 1, -1, (1 << 63) - 1, -(1 << 63), 1 << 52, (1 << 53) + 1]))
+        nsecs = st.one_of(st.integers(-999_999_999, 999_999_999),
+                          st.sampled_from([0, 1, -1, 500_000_000, 999_999_999, -999_999_999]),
+                          st.integers(-(1 << 63), (1 << 63) - 1))
+        size = data.draw(st.integers(0, 120), label="pairs")
+        pairs = [data.draw(st.tuples(secs, nsecs)) for _ in range(size)]
+        if pairs and data.draw(st.integers(0, 9), label="past 64 bits") == 0:
+            pairs[-1] = (1 << 70, pairs[-1][1])
+        return [s for s, _ in pairs], [n for _, n in pairs]
+
     def volume_file(self, data: st.DataObject) -> tuple[Any, ...]:
-        return (self._written(self._files(data)).with_name("a.0"),)
+        """A data volume or .meta of a mutant, plain or compressed."""
+        base = self._written(self._files(data))
+        plain = base.with_name(data.draw(st.sampled_from(["a.0", "a.meta"]), label="component"))
+        suffix = data.draw(st.sampled_from(["", ".xz", ".gz"]), label="compression")
+        if not suffix:
+            return (plain,)
+        packed = plain.with_name(plain.name + suffix)
+        packed.write_bytes((lzma.compress if suffix == ".xz" else gzip.compress)(plain.read_bytes()))
+        return (packed,)
 
     def archive(self, data: st.DataObject) -> tuple[Any, ...]:
         return (self._written(self._files(data)),)

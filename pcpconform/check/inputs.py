@@ -27,15 +27,17 @@ from pathlib import Path
 
 from pcpconform.check.mmv.magic import is_mmv_file
 from pcpconform.io.archive import Archive
-from pcpconform.io.files import base_name_of, open_component, strip_compression
+from pcpconform.io.files import COMPRESSION_SUFFIXES, base_name_of, open_component, strip_compression
 from pcpconform.io.setform import namelist
 
 __all__ = ["Inputs", "expand", "component_files", "is_archive_component", "os_problem",
            "archive_problems", "set_directories"]
 
-# Any component of an archive, once a compression suffix is removed. Volume numbers are any
-# digits here, not only canonical ones: the checker reports a non-canonical one (file.name).
-_COMPONENT = re.compile(r"^(?P<base>.+)\.(?P<part>meta|index|[0-9]+)$")
+# Any component of an archive, with or without one compression suffix (one match per
+# directory entry). Volume numbers are any digits here, not only canonical ones: the
+# checker reports a non-canonical one (file.name).
+_SUFFIXES = "|".join(map(re.escape, COMPRESSION_SUFFIXES))
+_ANY_COMPONENT = re.compile(rf"^(?P<base>.+)\.(?:meta|index|[0-9]+)(?:{_SUFFIXES})?$")
 #: the label magic without its version byte (PM_LOG_MAGIC)
 _LABEL_MAGIC = 0x50052600
 #: a label's length word and magic: a shorter file cannot be an archive component
@@ -64,8 +66,7 @@ class Inputs:
 
 def component_base(name: str) -> str | None:
     """The base name if ``name`` is a file name of an archive component, else None."""
-    plain, _ = strip_compression(name)
-    m = _COMPONENT.match(plain)
+    m = _ANY_COMPONENT.match(name)
     return m.group("base") if m else None
 
 

@@ -28,6 +28,7 @@ from pcpconform.format.schema import (
     TYPE_LABEL_V2,
     TYPE_TEXT,
 )
+from pcpconform.io.frames import framed_records
 from pcpconform.io.meta import parse_meta
 from pcpconform.io.reader import Component, RawRecord
 
@@ -45,7 +46,7 @@ def check_meta(ctx: Context, comp: Component) -> None:
     end = LABEL_SIZE[comp.version]
     last_stamp: Timestamp | None = None
     try:
-        for rec in comp.records("meta"):
+        for rec in framed_records(comp, ctx.report.paths, "meta"):
             count += 1
             end = rec.offset + len(rec.data)
             ctx.st.meta_records.append(rec.offset)

@@ -21,7 +21,7 @@ from pcpconform.check.values import ValueChecks
 from pcpconform.errors import FormatError
 from pcpconform.format.schema import LABEL_SIZE, structs
 from pcpconform.io.bulk import DecodedResult, decode_result
-from pcpconform.io.frames import volume_records
+from pcpconform.io.frames import framed_records
 from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["check_volume"]
@@ -44,7 +44,7 @@ def check_volume(ctx: Context, values: ValueChecks, comp: Component, vol: int, f
     records = RecordChecks(ctx, values, version, types)
     diagnostics = ctx.report.diagnostics
     try:
-        for rec in (comp.records() if columns is None else volume_records(comp, ctx.report.paths)):
+        for rec in (comp.records() if columns is None else framed_records(comp, ctx.report.paths)):
             count += 1
             end = rec.offset + len(rec.data)
             info.record(rec.offset)

@@ -21,7 +21,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from pcpconform.errors import PcpConformError
 from pcpconform.version import __version__
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "console_main", "build_parser", "COMMANDS"]
 
 #: subcommand -> (module under pcpconform.cli, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -84,5 +84,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def console_main() -> None:
+    """The installed command: ``main``, then the exit handlers, the output flushed, and an
+    exit without the interpreter's teardown. Freeing every object a command made (numpy,
+    the schemas, the archive's columns) one by one costs ~25 ms of CPU, a tenth of a small
+    archive's whole check; the process's memory goes back to the system at once anyway.
+    With a thread still running, the exit is Python's own (it joins them)."""
+    import atexit
+    import contextlib
+    import threading
+
+    status = main()
+    if threading.active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):     # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    console_main()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from pcpconform.cli.output import opened_output
+from pcpconform.cli.output import opened_output, write_texts
 from pcpconform.cli.schedule import add_schedule_arguments
 from pcpconform.cli.sources import open_input, set_notes, set_profile
 from pcpconform.errors import UsageError
@@ -142,8 +142,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv" and not args.plot:
         texts = CSV(archive.stats, lambda: ev, bounds, keep, start, interval, count)
         with opened_output(args.output) as out:
-            for text in texts:
-                out.write(text)
+            write_texts(out, texts)
     else:
         derived = ev.schedule(start, interval, count)
         with gc_paused():               # rows of acyclic dicts: nothing to collect

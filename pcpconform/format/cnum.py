@@ -8,16 +8,20 @@ double. Every oracle and decoder that needs one of these takes it from here.
 
 from __future__ import annotations
 
+import enum
 import functools
 import math
 import struct
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
+from pcpconform.fastpath import Declined, register
 from pcpconform.format.pmtypes import PmType
 
 __all__ = [
     "INTEGER_TYPES", "NUMERIC_TYPES", "INT_RANGE", "wrap", "wrap_type", "f32", "int_to_f32",
-    "c_int", "c_uint", "round_bits", "round_ratio", "long_double_seconds",
+    "c_int", "c_uint", "round_bits", "round_ratio", "long_double_seconds", "SECONDS", "SecondsReason",
 ]
 
 #: the PCP types that hold an integer
@@ -146,3 +150,53 @@ def long_double_seconds(sec: int, nsec: int) -> float:
 def _nsec_quotient(nsec: int) -> tuple[int, int]:
     """(long double) nsec / 1e9L as round_ratio gives it (record times repeat a few counts)."""
     return round_ratio(nsec, 1_000_000_000, 64)
+
+
+class SecondsReason(enum.Enum):
+    """Why ``long_double_seconds`` of a list is taken one pair at a time."""
+
+    NOT_X87 = "this platform's long double is not the x87 80-bit format of libpcp on x86-64"
+    FEW = "too few pairs for numpy's fixed costs"
+    RANGE = "a value outside 64-bit integers"
+
+
+#: fewer pairs than this are converted one at a time
+MIN_SECONDS = 32
+
+
+@functools.cache
+def _x87() -> Any:
+    """numpy, if its long double is the x87 extended format (64-bit significand, 15-bit
+    exponent): then numpy's long double arithmetic is the C arithmetic libpcp does."""
+    import numpy as np
+
+    info = np.finfo(np.longdouble)
+    return np if (info.nmant, info.nexp) == (63, 15) else None
+
+
+def seconds_reference(secs: Sequence[int], nsecs: Sequence[int]) -> list[float]:
+    """``long_double_seconds`` of each (sec, nsec) pair."""
+    return list(map(long_double_seconds, secs, nsecs))
+
+
+def seconds_columns(secs: Sequence[int], nsecs: Sequence[int]) -> list[float]:
+    """The same by numpy's long double, where that is x87's: the int64 to long double
+    conversions are exact, the quotient and the sum round to 64 significant bits as the
+    x87 unit does, and the conversion to double rounds once more, as (double) does."""
+    if len(secs) < MIN_SECONDS:
+        raise Declined(SecondsReason.FEW)
+    np = _x87()
+    if np is None:
+        raise Declined(SecondsReason.NOT_X87)
+    try:
+        sec = np.array(secs, dtype=np.int64)
+        nsec = np.array(nsecs, dtype=np.int64)
+    except OverflowError:
+        raise Declined(SecondsReason.RANGE) from None
+    ld = np.longdouble
+    out: list[float] = (sec.astype(ld) + nsec.astype(ld) / ld(1_000_000_000)).astype(np.float64).tolist()
+    return out
+
+
+SECONDS = register("cnum.seconds", reference=seconds_reference, fast=seconds_columns, reasons=SecondsReason,
+                   inputs="seconds-pairs")

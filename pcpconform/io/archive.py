@@ -25,7 +25,7 @@ from pcpconform.format.schema import (
 )
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
-from pcpconform.io.frames import volume_records
+from pcpconform.io.frames import framed_records
 from pcpconform.io.meta import parse_meta
 from pcpconform.io.reader import Component, RawRecord
 
@@ -122,7 +122,7 @@ class Archive:
         """Every .meta record after the label, parsed, in file order."""
         assert self.files.meta is not None
         with Component(self.files.meta) as meta:
-            for record in meta.records("meta"):
+            for record in framed_records(meta, self.stats, "meta"):
                 parsed = parse_meta(record, self.version, self.stats)
                 yield MetaRecord(record, parsed.type, parsed.body)
 
@@ -223,7 +223,7 @@ class Archive:
                 if comp.version != self.version:
                     raise FormatError(f"volume is version {comp.version}, .meta is {self.version}",
                                       Location(path.name, 0, 4, "label.magic"), "label.version")
-                for record in volume_records(comp, self.stats):
+                for record in framed_records(comp, self.stats):
                     yield vol, record
 
     def results(self) -> Iterator[DecodedResult]:

@@ -23,7 +23,7 @@ from pcpconform.format.schema import LABEL_SIZE
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import decode_result
 from pcpconform.io.files import strip_compression
-from pcpconform.io.frames import volume_records
+from pcpconform.io.frames import framed_records
 from pcpconform.io.reader import Component, RawRecord
 
 __all__ = ["last_record_time", "EndReason", "END"]
@@ -135,7 +135,7 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
         try:
             with Component(archive.files.volumes[vol]) as comp:
                 version = comp.version
-                for record in volume_records(comp, archive.stats):
+                for record in framed_records(comp, archive.stats):
                     spans.append((record.offset, len(record.data)))
                     last = record
                 whole = not comp.trailing
@@ -158,7 +158,7 @@ def _last_record_time_reference(archive: Archive) -> Timestamp | None:
         found: dict[int, Timestamp | None] = {}
         try:
             with Component(archive.files.volumes[vol]) as comp:
-                for record in volume_records(comp, archive.stats):
+                for record in framed_records(comp, archive.stats):
                     if record.offset in wanted:
                         found[record.offset] = readable(record, version)
         except FormatError:

@@ -1,13 +1,22 @@
-"""A plain data volume's records framed a chunk at a time (FMT-FRAME).
+"""A component's records framed a chunk at a time (FMT-FRAME, FMT-META).
 
-``Component.records`` reads each record with two reads of its own; on a volume of many
-small records those calls cost as much as checking them. A plain (uncompressed) volume is
-framed here from 1 MiB chunks instead, for as long as its records are whole and their
-trailers agree; at the first record that is not (a bad length, a trailer that differs,
-stray bytes at the end) the reader's own framing takes over at that record's offset, so
-every framing finding is the reader's, word for word. This is the registered fast path
-``io.frames`` of ``Component.records``; a compressed component, or anything but a
-regular file, it declines (``FrameReason``).
+``Component.records`` reads each record with two reads of its own; on a file of many small
+records those calls cost as much as checking them, and on a compressed file each goes
+through the decompressor's Python layer. Here the component's own stream (plain or
+decompressing) is framed from 1 MiB chunks instead, for as long as its records are whole and
+their trailers agree; at the first record that is not (a bad length, a trailer that
+differs, a cut record, stray bytes at the end) the reader's own framing takes over at that
+record, reading the rest of the chunk and then the stream, so every framing finding and
+every byte kept as a clean end is the reader's, word for word.
+
+A read that fails (a damaged compressed stream, the decompression limit) is the reader's to
+report too, and where it surfaces depends on how far ahead a read asks: the reader asks a
+record (or an 8 KiB buffer) at a time. So a record is given only once the bytes 64 KiB past
+its end have been read (or the stream has ended cleanly): the reader, asking less, reads it
+too. At a failure the component is opened again and the reader frames it from the start,
+its records up to the ones already given skipped, so the records after them and the error
+are the reader's own. This is the registered fast path ``io.frames`` of
+``Component.records``; a hand-over is counted (``FrameReason``).
 """
 
 from __future__ import annotations
@@ -18,78 +27,121 @@ import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from pcpconform.errors import FormatError, Location
-from pcpconform.fastpath import Declined, PathStats, register
+from pcpconform.errors import FormatError
+from pcpconform.fastpath import PathStats, register
 from pcpconform.format.schema import LABEL_SIZE
-from pcpconform.io.files import strip_compression
-from pcpconform.io.reader import Component, RawRecord, iter_framed
+from pcpconform.io.files import ByteStream
+from pcpconform.io.reader import Component, RawRecord, iter_framed, read_bounded
 
-__all__ = ["volume_records", "FrameReason", "FRAMES"]
+__all__ = ["framed_records", "FrameReason", "FRAMES"]
 
+PATH = "io.frames"
 _CHUNK = 1 << 20
+#: bytes read past a record before it is given: more than the reader ever reads ahead
+_MARGIN = 1 << 16
 _WORD = struct.Struct(">I")
 
 
 class FrameReason(enum.Enum):
-    """Why a volume is framed by the reader record by record."""
+    """Why the reader frames (the rest of) a component record by record."""
 
-    COMPRESSED = "a compressed component"
-    NOT_REGULAR = "not a regular file"
-    UNREADABLE = "cannot be opened a second time"
+    HANDED_OVER = "a record not whole in the stream, or bytes after the last one: the reader frames from there"
+    READ_FAILED = "a read failed: the reader frames the component again, from the record after those given"
+    NOT_REGULAR = "not a regular file (it could not be opened again after a failed read)"
 
 
-def _plain_stream(comp: Component) -> BinaryIO:
-    """The volume opened again for chunked reads, or ``Declined``."""
-    if strip_compression(comp.name)[1]:
-        raise Declined(FrameReason.COMPRESSED)
+class _Rest:
+    """What is left of a chunk, then the rest of the stream: the reader's framing reads on
+    from the record the chunks could not frame."""
+
+    def __init__(self, head: bytes, stream: ByteStream) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        head = self._head
+        if not head:
+            return self._stream.read(size)
+        if size < 0:
+            self._head = b""
+            return head + self._stream.read()
+        self._head = head[size:]
+        if len(head) >= size:
+            return head[:size]
+        return head + self._stream.read(size - len(head))
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class _Chunks:
+    """The bytes read so far from ``pos`` on, whether the stream ended cleanly, and the
+    exception of a read that failed (no read is tried after one)."""
+
+    __slots__ = ("buf", "ended", "failure", "pos", "stream")
+
+    def __init__(self, stream: ByteStream) -> None:
+        self.stream = stream
+        self.buf = b""
+        self.pos = 0
+        self.ended = False
+        self.failure: Exception | None = None
+
+    def have(self, n: int) -> bool:
+        """True if ``n`` bytes from ``pos`` are read and the margin after them too (or the
+        stream has ended cleanly after them)."""
+        while len(self.buf) - self.pos < n + _MARGIN and not self.ended and self.failure is None:
+            try:
+                # bounded reads: a length word is never an allocation (reader.py)
+                more = read_bounded(self.stream, max(_CHUNK, n + _MARGIN - (len(self.buf) - self.pos)))
+            except (EOFError, OSError, ValueError, FormatError) as exc:
+                self.failure = exc
+                break
+            if not more:
+                self.ended = True
+            self.buf, self.pos = self.buf[self.pos:] + more, 0
+        left = len(self.buf) - self.pos
+        return left >= n + _MARGIN or (self.ended and left >= n)
+
+
+def framed_records(comp: Component, stats: PathStats, kind: str = "volume") -> Iterator[RawRecord]:
+    """The records of an opened data volume (or .meta, ``kind`` "meta"), as
+    ``comp.records(kind)`` gives them."""
     try:
-        # a regular file only: a second open of a pipe or device would not see the same bytes
-        if not stat.S_ISREG(os.stat(comp.path).st_mode):
-            raise Declined(FrameReason.NOT_REGULAR)
-        return comp.path.open("rb")
+        regular = stat.S_ISREG(os.stat(comp.path).st_mode)
     except OSError:
-        raise Declined(FrameReason.UNREADABLE) from None
+        regular = False
+    if not regular:
+        stats.decline(PATH, FrameReason.NOT_REGULAR)
+        return comp.records(kind)
+    return comp.framed(lambda stream: _framed(comp, stream, 8 if kind == "meta" else 4, stats))
 
 
-def volume_records(comp: Component, stats: PathStats) -> Iterator[RawRecord]:
-    """The records of an opened data volume, as ``comp.records()`` gives them."""
-    try:
-        stream = _plain_stream(comp)
-    except Declined as declined:
-        stats.decline("io.frames", declined.reason)
-        yield from comp.records()
-        return
-    stats.answered["io.frames"] += 1
-    with stream:
-        try:
-            yield from _framed(comp, stream)
-        except OSError as exc:     # as Component.records reports a read failure
-            raise FormatError(f"cannot read: {exc}", Location(comp.name), "file.read") from None
-
-
-def _framed(comp: Component, f: BinaryIO) -> Iterator[RawRecord]:
-    size = os.fstat(f.fileno()).st_size
+def _framed(comp: Component, stream: ByteStream, clean_end_below: int, stats: PathStats) -> Iterator[RawRecord]:
+    stats.answered[PATH] += 1
+    chunks = _Chunks(stream)
     offset = LABEL_SIZE[comp.version]
     index = 1
-    f.seek(offset)
-    buf, pos = b"", 0
     unpack = _WORD.unpack_from
     name = comp.name
+    buf, pos = b"", 0
     while True:
-        if len(buf) - pos < 8:
-            buf, pos = buf[pos:] + f.read(_CHUNK), 0
-            if len(buf) == 0:
-                return                                  # a clean end after the last record
-            if len(buf) < 8:
+        if len(buf) - pos < 8 + _MARGIN:
+            chunks.pos = pos
+            ok = chunks.have(8)
+            buf, pos = chunks.buf, chunks.pos
+            if not ok:
                 break
         length = unpack(buf, pos)[0]
-        if length < 8 or offset + length > size:
+        if length < 8:
             break
-        if pos + length > len(buf):
-            buf, pos = buf[pos:] + f.read(max(_CHUNK, length)), 0
-            if length > len(buf):
+        if len(buf) - pos < length + _MARGIN:
+            chunks.pos = pos
+            ok = chunks.have(length)
+            buf, pos = chunks.buf, chunks.pos
+            if not ok:
                 break
         if unpack(buf, pos + length - 4)[0] != length:
             break
@@ -97,31 +149,39 @@ def _framed(comp: Component, f: BinaryIO) -> Iterator[RawRecord]:
         pos += length
         offset += length
         index += 1
+    chunks.pos = pos
+    if chunks.failure is not None:
+        stats.decline(PATH, FrameReason.READ_FAILED)
+        with comp.reopened() as again:
+            for rec in iter_framed(again, name, first_offset=LABEL_SIZE[comp.version],
+                                   clean_end_below=clean_end_below, trailing=comp.trailing):
+                if rec.index >= index:
+                    yield rec
+        return
+    if chunks.ended and chunks.pos == len(chunks.buf):
+        return                                          # a clean end after the last record
     # not a whole record here: the reader frames the rest, and reports what it finds
-    f.seek(offset)
-    yield from iter_framed(f, name, first_index=index, first_offset=offset, clean_end_below=4,
-                           trailing=comp.trailing)
+    stats.decline(PATH, FrameReason.HANDED_OVER)
+    yield from iter_framed(_Rest(chunks.buf[chunks.pos:], stream), name, first_index=index,
+                           first_offset=offset, clean_end_below=clean_end_below, trailing=comp.trailing)
 
 
 def _framing(path: Path, fast: bool) -> tuple[list[tuple[int, int, bytes]], Any, bytes]:
-    """A volume's records (index, offset, bytes), the reader's error if any, and its
-    trailing bytes, framed by ``volume_records`` or the reader."""
+    """A component's records (index, offset, bytes), the reader's error if any, and its
+    trailing bytes, framed by ``framed_records`` or the reader; a name
+    ending in .meta (before any compression suffix) is framed as a .meta."""
     out: list[tuple[int, int, bytes]] = []
     error: Any = None
+    meta = ".meta" in path.name
     with Component(path) as comp:
         try:
-            records = _chunked(comp) if fast else comp.records()
+            kind = "meta" if meta else "volume"
+            records = framed_records(comp, PathStats(), kind) if fast else comp.records(kind)
             out.extend((r.index, r.offset, r.data) for r in records)
         except FormatError as exc:
             error = (exc.message, exc.location, exc.code)
         return out, error, b"".join(comp.trailing)
 
 
-def _chunked(comp: Component) -> Iterator[RawRecord]:
-    stream = _plain_stream(comp)
-    with stream:
-        yield from _framed(comp, stream)
-
-
-FRAMES = register("io.frames", reference=lambda path: _framing(path, False),
+FRAMES = register(PATH, reference=lambda path: _framing(path, False),
                   fast=lambda path: _framing(path, True), reasons=FrameReason, inputs="volume-file")

@@ -10,6 +10,7 @@ except ``record.decode`` for a payload its schema rejects (the rule depends on t
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import struct
@@ -24,7 +25,7 @@ from pcpconform.errors import FormatError, Location
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, PM_LOG_MAGIC, structs
 from pcpconform.io.files import ByteStream, open_component, strip_compression
 
-__all__ = ["RawRecord", "Component", "read_label", "parse_payload", "iter_framed"]
+__all__ = ["RawRecord", "Component", "read_label", "parse_payload", "iter_framed", "read_bounded"]
 
 _CHUNK = 1 << 20
 _BE32 = struct.Struct(">I")
@@ -48,7 +49,7 @@ class RawRecord:
         return Location(self.file, self.index, self.offset if offset is None else offset, field)
 
 
-def _read_exactly(stream: ByteStream, size: int) -> bytes:
+def read_bounded(stream: ByteStream, size: int) -> bytes:
     """Read up to ``size`` bytes in bounded chunks (short only at end of file)."""
     if size <= _CHUNK:
         return stream.read(size)
@@ -91,7 +92,7 @@ def iter_framed(stream: ByteStream, file: str, *, first_index: int = 1,
                     return
             raise FormatError(f"record length {length} is less than 8",
                               Location(file, index, offset, "len"), "frame.length")
-        rest = _read_exactly(stream, max(length - 4, 0))
+        rest = read_bounded(stream, max(length - 4, 0))
         if len(rest) < length - 4 and 4 + len(rest) < clean_end_below and trailing is not None:
             trailing.append(head + rest)   # a cut header with nothing after it
             return
@@ -148,7 +149,7 @@ def read_label(stream: ByteStream, file: str) -> tuple[int, Any, RawRecord]:
     if length != LABEL_SIZE[version]:
         raise FormatError(f"label length {length} is not {LABEL_SIZE[version]} for version {version}",
                           Location(file, 0, 0, "label.len"), "label.length")
-    rest = _read_exactly(stream, length - 8)
+    rest = read_bounded(stream, length - 8)
     if len(rest) < length - 8:
         raise FormatError("label truncated", Location(file, 0, 0, "label"), "label.truncated")
     data = head + rest
@@ -173,6 +174,12 @@ class Component:
         self.trailing: list[bytes] = []
 
     def __enter__(self) -> Component:
+        stream = self._stream = self._open()
+        self.version, self.label, self.label_record = self._guard(
+            lambda: read_label(stream, self.name))
+        return self
+
+    def _open(self) -> ByteStream:
         stream: ByteStream
         try:
             stream = open_component(self.path)
@@ -181,10 +188,17 @@ class Component:
         except OSError as exc:
             raise FormatError(f"cannot open: {exc.strerror or exc}", Location(self.name),
                               "file.read") from None
-        self._stream = stream
-        self.version, self.label, self.label_record = self._guard(
-            lambda: read_label(stream, self.name))
-        return self
+        return stream
+
+    @contextlib.contextmanager
+    def reopened(self) -> Iterator[ByteStream]:
+        """The file opened again, read to just after its label (for a second framing)."""
+        stream = self._open()
+        try:
+            self._guard(lambda: read_label(stream, self.name))
+            yield stream
+        finally:
+            stream.close()
 
     def __exit__(self, *exc: object) -> None:
         if self._stream is not None:
@@ -209,9 +223,15 @@ class Component:
         Stray bytes at the end that libpcp reads as a clean end of file (fewer than 4 in a
         volume, fewer than 8 in .meta) end the records and are kept in ``trailing``.
         """
+        return self.framed(lambda stream: iter_framed(
+            stream, self.name, first_offset=LABEL_SIZE[self.version],
+            clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing))
+
+    def framed(self, framing: Callable[[ByteStream], Iterator[RawRecord]]) -> Iterator[RawRecord]:
+        """The records ``framing`` frames from the stream after the label, a read or
+        decompression failure reported as ``file.read``."""
         assert self._stream is not None
-        it = iter_framed(self._stream, self.name, first_offset=LABEL_SIZE[self.version],
-                         clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing)
+        it = framing(self._stream)
         try:
             yield from it       # one guard for the pass, not a call per record
         except FormatError:

@@ -135,11 +135,11 @@ def test_io_error_while_reading_is_exit_2(tmp_path: Path, capsys: CaptureFixture
 
     base = _archive(tmp_path / "a")
 
-    def records(self: Component, kind: str = "volume") -> object:
+    def framed(self: Component, framing: object) -> object:
         raise FormatError("cannot read: [Errno 5] Input/output error", Location(self.name), "file.read")
         yield  # a generator, as the real one is
 
-    monkeypatch.setattr(Component, "records", records)
+    monkeypatch.setattr(Component, "framed", framed)     # every framing of a component reads through it
     assert main(["check", str(base)]) == 2
     captured = capsys.readouterr()
     assert captured.err.strip().splitlines()[0] == f"pcpconform check: {tmp_path / 'a.meta'}: Input/output error"

@@ -14,14 +14,12 @@ from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.pmtypes import Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.bind import Bound, bind
-from pcpconform.oracles.derive.config import Registry, read_config
 from pcpconform.oracles.derive.csv_rows import CSV, CsvReason, csv_columns, csv_samples
 from pcpconform.oracles.derive.evaluate import Evaluator
 from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.oracles.derive.session import bind_wanted, registered
 from pcpconform.oracles.derive.vector_stats import RowReason
-from tests.bench_modules import bench_module
+from tests.bench_modules import derive_workload
 
 T0 = 1700000000
 P60 = PROFILES["pcp-6.0"]
@@ -61,13 +59,8 @@ def _churn(tmp_path: Path, texts: list[str]) -> tuple[Archive, list[Bound]]:
 def test_the_benchmark_workload_is_written_from_columns(tmp_path: Path) -> None:
     """bench_derive.py's definitions on a small archive of its shape: the same bytes as the
     rows made from samples, nearly every fetch written from columns, the rest counted."""
-    bench_interp, bench_derive = bench_module("bench_interp"), bench_module("bench_derive")
-    base = tmp_path / "bench"
-    bench_interp.generate(base, 3, 0.2, 1)
-    archive, start, delta, _ = bench_interp.schedule(base, 300)
-    registry = Registry(P60)
-    assert not read_config(bench_derive.DERIVED_CONFIG, P60, "bench", registry).diagnostics
-    bounds = bind_wanted(registered(registry), [], archive, P60).bounds
+    archive, start, delta, binding = derive_workload(tmp_path, 300)
+    bounds = binding.bounds
     made: list[Evaluator] = []
 
     def make() -> Evaluator:

@@ -6,7 +6,6 @@ evaluator; and the benchmark's workload (benchmarks/bench_derive.py), which must
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -17,15 +16,13 @@ from pcpconform.format.pmtypes import PM_IN_NULL, Timestamp
 from pcpconform.io.archive import Archive
 from pcpconform.oracles.derive.arithmetic import pairs_key
 from pcpconform.oracles.derive.bind import Bound, bind
-from pcpconform.oracles.derive.config import Registry, read_config
 from pcpconform.oracles.derive.evaluate import DerivedSample, Evaluator
 from pcpconform.oracles.derive.parser import parse
 from pcpconform.oracles.derive.profiles import PROFILES
-from pcpconform.oracles.derive.session import bind_wanted, registered
 from pcpconform.oracles.derive.vector_stats import Reason
 from pcpconform.oracles.derive.vectorised import plan
 from pcpconform.oracles.interp.model import Sample
-from tests.bench_modules import bench_module
+from tests.bench_modules import bench_module, derive_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = 1700000000
@@ -169,20 +166,11 @@ def test_values_outside_their_type_go_per_fetch(tmp_path: Path, value: Any) -> N
     assert ev.vector_stats.fallbacks == {Reason.VALUES: 5}
 
 
-def _bench(name: str) -> ModuleType:
-    return bench_module(name)
-
-
 def test_bench_derive_workload_is_vectorised(tmp_path: Path) -> None:
     """Every metric-fetch of bench_derive.py's definitions, on a small archive of the
     bench_interp shape and schedule, takes the vectorised path, with the same values."""
-    bench_interp, bench_derive = _bench("bench_interp"), _bench("bench_derive")
-    base = tmp_path / "bench"
-    bench_interp.generate(base, 3, 0.2, 1)
-    archive, start, delta, _ = bench_interp.schedule(base, 300)
-    registry = Registry(P60)
-    assert not read_config(bench_derive.DERIVED_CONFIG, P60, "bench", registry).diagnostics
-    binding = bind_wanted(registered(registry), [], archive, P60)
+    bench_derive = bench_module("bench_derive")
+    archive, start, delta, binding = derive_workload(tmp_path, 300)
     assert [b.name for b in binding.bounds] == bench_derive.NAMES and not binding.messages
     ev = Evaluator(archive, binding.bounds, P60)
     got = ev.schedule(start, delta, 300)

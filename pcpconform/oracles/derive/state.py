@@ -91,31 +91,36 @@ class ColumnPiece:
     columns: dict[str, list[tuple[list[int], Any]]]
     pair_rows: Callable[[dict[str, list[tuple[list[int], Any]]], int], dict[str, list[Any]]]
     fetched: dict[int, DerivedSample] = field(default_factory=dict)
-    _rows: dict[str, list[Any]] | None = None
+    #: per (metric, run): the run's pairs, made once, when first asked for
     _run_pairs: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
 
+    def _pairs(self, name: str, r: int) -> list[Any]:
+        made = self._run_pairs.get((name, r))
+        if made is None:
+            at, col = self.columns[name][r]
+            made = self._run_pairs[(name, r)] = self.pair_rows({name: [(list(range(len(at))), col)]}, len(at))[name]
+        return made
+
     def rows(self) -> dict[str, list[Any]]:
-        """Per metric, per sample: its pairs where a column has it, else None (made once)."""
-        if self._rows is None:
-            self._rows = self.pair_rows(self.columns, len(self.samples))
-        return self._rows
+        """Per metric, per sample: its pairs where a column has it, else None."""
+        out: dict[str, list[Any]] = {}
+        for name, runs in self.columns.items():
+            got: list[Any] = [None] * len(self.samples)
+            for r, (at, _) in enumerate(runs):
+                for q, pairs in zip(at, self._pairs(name, r)):
+                    got[q] = pairs
+            out[name] = got
+        return out
 
     def pairs_at(self, q: int) -> dict[str, Any]:
-        """Per metric with a column at sample ``q``, its pairs there (``rows`` of one
-        sample; each run's pairs made once, when a sample of it is first asked for)."""
-        if self._rows is not None:
-            return {name: pairs for name, got in self._rows.items() if (pairs := got[q]) is not None}
+        """Per metric with a column at sample ``q``, its pairs there (``rows`` of one sample)."""
         out: dict[str, Any] = {}
         for name, runs in self.columns.items():
-            for r, (at, col) in enumerate(runs):
+            for r, (at, _) in enumerate(runs):
                 if at[0] <= q <= at[-1]:
                     j = bisect.bisect_left(at, q)
                     if at[j] == q:
-                        made = self._run_pairs.get((name, r))
-                        if made is None:
-                            made = self._run_pairs[(name, r)] = self.pair_rows({name: [(list(range(len(at))), col)]},
-                                                                              len(at))[name]
-                        out[name] = made[j]
+                        out[name] = self._pairs(name, r)[j]
                     break
         return out
 

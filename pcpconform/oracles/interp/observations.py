@@ -14,6 +14,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pcpconform.format.cnum import SECONDS
 from pcpconform.format.pmtypes import PM_IN_NULL, PmType, Timestamp
 from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
@@ -194,7 +195,7 @@ class Observations:
                     take(*(item.singles.get(pos) or self.decoder(raw)))
                 continue
             metrics, starts = merged
-            times = [rel(stamp) for stamp in item.stamps]
+            times = self.rel_many(item.stamps)
             record_times.extend(times)
             record_marks.extend(item.marks)
             for t, stamp, mark in zip(times, item.stamps, item.marks):
@@ -287,6 +288,11 @@ class Observations:
     def rel(self, ts: Timestamp) -> float:
         """Seconds from the archive start, computed as libpcp does (in double)."""
         return timestamp_sub(ts, self.start)
+
+    def rel_many(self, stamps: Sequence[Timestamp]) -> list[float]:
+        """``rel`` of each of ``stamps``."""
+        sec, nsec = self.start.sec, self.start.nsec
+        return SECONDS(self.archive.stats, [ts.sec - sec for ts in stamps], [ts.nsec - nsec for ts in stamps])
 
     def _candidates(self, desc: Any) -> list[int]:
         if desc.indom.is_null:

@@ -276,6 +276,7 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
     if series is None:
         return [novalue[c] for c in codes.tolist()], valid
     values = series.values
+    packed = _packed(values)            # one numpy view of the column's buffer, if it has one
     pi, nj, exact = bounds.pi, bounds.nj, bounds.exact
     computed = None
     if ptype not in NUMERIC_TYPES:
@@ -288,7 +289,6 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
             sel = np.where(hit_n, nj, pi)
             cm = valid & rest
             if cm.any():
-                packed = _packed(values)
                 P = _numbers_at(values, packed, pi[cm], ptype)
                 N = _numbers_at(values, packed, nj[cm], ptype)
                 if P is None or N is None:
@@ -307,8 +307,8 @@ def _series_values(replay: ReplayView, pmid: int, desc: Any, inst: int, fx: _Fet
     used = valid if computed is None else valid & ~cm
     source = computed if computed is not None else []
     nc = len(source)
-    if values.__class__ is array and len(values):     # Python numbers, as the array gives them
-        source = source + np.frombuffer(values, dtype=_DTYPE_OF_CODE[values.typecode])[sel[used]].tolist()
+    if values.__class__ is array and packed is not None:     # Python numbers, as the array gives them
+        source = source + packed[sel[used]].tolist()
     else:
         source = source + list(map(values.__getitem__, sel[used].tolist()))
     nu = len(source) - nc
@@ -364,8 +364,7 @@ def _schedule(replay: ReplayView, state: FetchState, start: Timestamp, interval_
               count: int) -> Result:
     at = start.total_nsec()
     whens = [Timestamp.from_nsec(at + k * interval_nsec) for k in range(count)]
-    rel = replay.rel
-    times = [rel(w) for w in whens]
+    times = replay.rel_many(whens)
     eol = replay.end_of_log(times, state.prev_time)
     marks = replay.marks
     if any(b < a for a, b in itertools.pairwise(marks)):
