@@ -28,7 +28,6 @@ from pcpconform.check.state import Context, VolumeInfo
 from pcpconform.check.values import ValueChecks, ValueReason
 from pcpconform.fastpath import Declined
 from pcpconform.format.pmtypes import PmType, Timestamp
-from pcpconform.format.values import BLOCK_PAYLOAD_SIZE
 from pcpconform.io.bulk import VALFMT
 from pcpconform.io.decoded import result_head
 from pcpconform.io.reader import RawRecord
@@ -42,20 +41,9 @@ PATH = "check.records"
 MIN_BYTES = 1024
 #: layouts whose plans are kept (all dropped when full)
 MAX_PLANS = 256
-_TILDE = ord("~")
 #: block types read as numbers, and how: numpy code and payload width
 _BLOCKS: dict[int, tuple[str, int]] = {PmType.I32: (">i4", 4), PmType.U32: (">u4", 4), PmType.I64: (">i8", 8),
                                        PmType.U64: (">u8", 8), PmType.DOUBLE: (">f8", 8)}
-
-
-@functools.cache          # numpy is imported at the first record checked here, not with the module
-def _block_vlens() -> Any:
-    import numpy as np
-
-    vlens = np.full(256, -1, dtype=np.int64)       # by vtype (8 bits): vlen of a fixed-size type
-    for t, size in BLOCK_PAYLOAD_SIZE.items():
-        vlens[t] = 4 + size
-    return vlens
 
 
 @functools.cache
@@ -211,7 +199,7 @@ class RecordChecks:
         rc = RecordCols(rec, arrays, stamp.total_nsec(), plan)
         if plan.rules["pmid-twice"]:
             raise Declined(RecordReason.PMID_TWICE)
-        self._canonical(rc, data)
+        self._canonical(rc)
         return stamp, self.values.record(rc)
 
     def _plan(self, arrays: Any) -> RecordPlan:
@@ -229,40 +217,25 @@ class RecordChecks:
             plan.rules["pmid-twice"] = len(set(pmids)) != len(pmids)
         return plan
 
-    def _canonical(self, rc: RecordCols, data: bytes) -> None:
+    def _canonical(self, rc: RecordCols) -> None:
         """Decline unless the bulk decoder would call the record canonical (decode_fast):
         every valfmt the writer's for the descriptor's type, every block of that type, of
-        its type's payload size, a string ending in NUL, padded with "~"."""
-        import numpy as np
-
+        its type's payload size, a string ending in NUL, padded with "~" (the kernel's
+        ``odd``: all but the type, which is the layout's)."""
         a = rc.a
-        ptypes = rc.plan.ptypes
-        writers = rc.plan.rules.get("writers-valfmts")
-        if writers is None:
+        rules = rc.plan.rules
+        layout = rules.get("canonical")
+        if layout is None:      # once per layout: the writer's valfmts, and per block its type
+            ptypes = rc.plan.ptypes
             positive = a.numval > 0
             typed = ptypes[positive]
             # undescribed, or a type with no writer's valfmt (NOSUPPORT among them): not canonical here
-            writers = rc.plan.rules["writers-valfmts"] = not (
-                ((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any())
+            writers = not (((typed < 0) | (typed > 255)).any() or (a.valfmt[positive] != _valfmts()[typed]).any())
+            blocks = a.boff >= 0
+            layout = rules["canonical"] = (writers, blocks if blocks.any() else None,
+                                           ptypes[rc.vset_of_value][blocks])
+        writers, blocks, block_ptypes = layout
         if not writers:
             raise Declined(RecordReason.NOT_CANONICAL)
-        blocks = a.boff >= 0
-        if not blocks.any():
-            return
-        boff, vlen, vtype = a.boff[blocks], a.vlen[blocks].astype(np.int64), a.vtype[blocks]
-        value_ptypes = rc.plan.rules.get("value-ptypes")
-        if value_ptypes is None:        # per value, its descriptor's type
-            value_ptypes = rc.plan.rules["value-ptypes"] = ptypes[rc.vset_of_value]
-        if (vtype != value_ptypes[blocks]).any():
+        if blocks is not None and (a.odd[0] or (a.vtype[blocks] != block_ptypes).any()):
             raise Declined(RecordReason.NOT_CANONICAL)
-        want = _block_vlens()[vtype]
-        if ((want >= 0) & (vlen != want)).any():
-            raise Declined(RecordReason.NOT_CANONICAL)
-        raw = np.frombuffer(data, dtype=np.uint8)
-        strings = vtype == PmType.STRING
-        if strings.any() and ((vlen[strings] == 4).any() or raw[(boff + vlen - 1)[strings]].any()):
-            raise Declined(RecordReason.NOT_CANONICAL)
-        pad = -vlen % 4
-        for k in range(3):
-            if (raw[(boff + vlen + k)[pad > k]] != _TILDE).any():
-                raise Declined(RecordReason.NOT_CANONICAL)

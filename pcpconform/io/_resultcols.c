@@ -19,6 +19,10 @@
  *   inst int32, word uint32 per value
  *   vtype int32 (-1 INSITU), vlen int32 (0 INSITU), boff int64 (-1 INSITU; the block's
  *   byte offset from the record's length word) per value
+ *   odd int8 per record: 1 if a block of a record read is not as the writer makes it
+ *   (a FLOAT, 64-bit integer or DOUBLE block not of its type's size, a STRING empty or
+ *   not ending in NUL, padding after a block not "~"), else 0 (bulk.decode_fast's test
+ *   of the blocks, less the one against the descriptor's type)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -69,7 +73,7 @@ static const Py_ssize_t SIZES[NCOLS] = {4, 4, 4, 8, 4, 4, 4, 4, 8};
 
 /* Read one record into the columns; its status. On a nonzero status the caller drops the
  * rows this record added. */
-static int read_record(const unsigned char *d, int64_t len, int64_t header, Col *cols) {
+static int read_record(const unsigned char *d, int64_t len, int64_t header, Col *cols, char *odd) {
     int64_t end = len - 4;
     if (end < header) return SHORT;
     int64_t pos = header;
@@ -125,12 +129,28 @@ static int read_record(const unsigned char *d, int64_t len, int64_t header, Col 
     }
     /* the blocks: back to back, in the order of their values, from here to the trailer */
     expect_block = pos;
+    *odd = 0;
     for (Py_ssize_t i = first_value; i < cols[C_INST].n; i++) {
         int64_t off = CELL(cols[C_BOFF], int64_t, i);
         if (off < 0) continue;
         if (off != expect_block) return ORDER;
         int32_t vlen = CELL(cols[C_VLEN], int32_t, i);
-        expect_block += vlen + (-vlen & 3);
+        int32_t pad = -vlen & 3;
+        expect_block += vlen + pad;
+        if (expect_block > end) continue;       /* COVERAGE below */
+        switch (CELL(cols[C_VTYPE], int32_t, i)) {
+        case PM_TYPE_64: case PM_TYPE_U64: case PM_TYPE_DOUBLE:
+            if (vlen != 12) *odd = 1;
+            break;
+        case PM_TYPE_FLOAT:
+            if (vlen != 8) *odd = 1;
+            break;
+        case PM_TYPE_STRING:
+            if (vlen == 4 || d[off + vlen - 1] != 0) *odd = 1;
+            break;
+        }
+        for (int32_t k = 0; k < pad; k++)
+            if (d[off + vlen + k] != '~') *odd = 1;
     }
     if (expect_block != end) return expect_block == pos ? TAIL : COVERAGE;
     return OK;
@@ -140,7 +160,7 @@ static PyObject *result_columns(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer buf, bounds;
     Py_ssize_t header;
     if (!PyArg_ParseTuple(args, "y*y*n", &buf, &bounds, &header)) return NULL;
-    PyObject *result = NULL, *status = NULL, *rec_vset = NULL;
+    PyObject *result = NULL, *status = NULL, *rec_vset = NULL, *odd = NULL;
     Col cols[NCOLS];
     memset(cols, 0, sizeof cols);
     for (int c = 0; c < NCOLS; c++) cols[c].size = SIZES[c];
@@ -158,15 +178,18 @@ static PyObject *result_columns(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     status = PyBytes_FromStringAndSize(NULL, count);
     rec_vset = PyBytes_FromStringAndSize(NULL, 8 * (count + 1));
-    if (status == NULL || rec_vset == NULL) goto done;
-    char *st = PyBytes_AS_STRING(status);
+    odd = PyBytes_FromStringAndSize(NULL, count);
+    if (status == NULL || rec_vset == NULL || odd == NULL) goto done;
+    char *st = PyBytes_AS_STRING(status), *od = PyBytes_AS_STRING(odd);
     int64_t *rv = (int64_t *)PyBytes_AS_STRING(rec_vset);
     for (Py_ssize_t r = 0; r < count; r++) {
         Py_ssize_t vsets = cols[C_PMID].n, values = cols[C_INST].n;
         rv[r] = vsets;
-        int s = read_record((const unsigned char *)buf.buf + at[r], at[r + 1] - at[r], header, cols);
+        od[r] = 0;
+        int s = read_record((const unsigned char *)buf.buf + at[r], at[r + 1] - at[r], header, cols, &od[r]);
         if (s < 0) goto done;
         st[r] = (char)s;
+        if (s) od[r] = 0;
         if (s) {    /* declined: its rows are dropped */
             for (int c = C_PMID; c <= C_VSETVAL; c++) cols[c].n = vsets;
             for (int c = C_INST; c < NCOLS; c++) cols[c].n = values;
@@ -176,11 +199,12 @@ static PyObject *result_columns(PyObject *Py_UNUSED(self), PyObject *args) {
     if (col_reserve(&cols[C_VSETVAL], 1)) goto done;
     CELL(cols[C_VSETVAL], int64_t, cols[C_VSETVAL].n) = cols[C_INST].n;
     cols[C_VSETVAL].n++;
-    result = PyTuple_New(2 + NCOLS);
+    result = PyTuple_New(3 + NCOLS);
     if (result == NULL) goto done;
     PyTuple_SET_ITEM(result, 0, status);
     PyTuple_SET_ITEM(result, 1, rec_vset);
-    status = rec_vset = NULL;
+    PyTuple_SET_ITEM(result, 2 + NCOLS, odd);
+    status = rec_vset = odd = NULL;
     for (int c = 0; c < NCOLS; c++) {
         PyObject *b = PyBytes_FromStringAndSize(cols[c].at, cols[c].n * cols[c].size);
         if (b == NULL) { Py_CLEAR(result); goto done; }
@@ -189,6 +213,7 @@ static PyObject *result_columns(PyObject *Py_UNUSED(self), PyObject *args) {
 done:
     Py_XDECREF(status);
     Py_XDECREF(rec_vset);
+    Py_XDECREF(odd);
     for (int c = 0; c < NCOLS; c++) PyMem_Free(cols[c].at);
     PyBuffer_Release(&buf);
     PyBuffer_Release(&bounds);

@@ -64,16 +64,18 @@ class ResultArrays:
     each record's value sets start), then per value set ``pmid``, ``numval``, ``valfmt``
     (-1 where numval <= 0) and ``vset_val`` (value sets + 1: where its values start), and
     per value ``inst``, ``word``, ``vtype`` (-1 INSITU), ``vlen`` and ``boff`` (the block's
-    offset from the record's length word, -1 INSITU). Declined records have no rows."""
+    offset from the record's length word, -1 INSITU), and per record ``odd`` (1 where a block
+    is not as the writer makes it: its size, a string's NUL, the "~" padding). Declined
+    records have no rows."""
 
-    __slots__ = ("boff", "inst", "numval", "pmid", "rec_vset", "status", "valfmt", "vlen", "vset_val",
+    __slots__ = ("boff", "inst", "numval", "odd", "pmid", "rec_vset", "status", "valfmt", "vlen", "vset_val",
                  "vtype", "word")
 
     def __init__(self, raw: tuple[bytes, ...]) -> None:
         import numpy as np
 
         (self.status, self.rec_vset, self.pmid, self.numval, self.valfmt, self.vset_val, self.inst,
-         self.word, self.vtype, self.vlen, self.boff) = map(np.frombuffer, raw, _dtypes())
+         self.word, self.vtype, self.vlen, self.boff, self.odd) = map(np.frombuffer, raw, _dtypes())
 
 
 @functools.cache
@@ -82,7 +84,7 @@ def _dtypes() -> tuple[Any, ...]:
     is the records path's rate)."""
     import numpy as np
 
-    return tuple(map(np.dtype, ("i1", "i8", "u4", "i4", "i4", "i8", "i4", "u4", "i4", "i4", "i8")))
+    return tuple(map(np.dtype, ("i1", "i8", "u4", "i4", "i4", "i8", "i4", "u4", "i4", "i4", "i8", "i1")))
 
 
 def result_arrays(records: list[RawRecord], version: int) -> ResultArrays:
@@ -120,7 +122,7 @@ def printed_numbers(buf: bytes, bounds: array[int], columns: tuple[bytes, ...],
     as the decoders read it."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
-    (_, rec_vset, pmid, _, _, vset_val, _, word, vtype, vlen, boff) = columns
+    (_, rec_vset, pmid, _, _, vset_val, _, word, vtype, vlen, boff, _) = columns
     printed, missing = _kernel.printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid,
                                               types, int(PmType.U32))
     return printed, memoryview(missing).cast("q")

@@ -114,3 +114,53 @@ def test_missing_kernel_declines_every_run(monkeypatch: pytest.MonkeyPatch) -> N
     stats = PathStats()
     assert COLUMNS(stats, records, version, {}) == decode_run_schema(records, version, {})
     assert stats.reasons("bulk.columns") == {KernelReason.NOT_BUILT: 1}
+
+
+def _odd_blocks(rec: RawRecord, arrays: result_kernel.ResultArrays) -> bool:
+    """Whether a block of the (one) record is not as the writer makes it, by its bytes."""
+    sizes = {2: 12, 3: 12, 5: 12, 4: 8}         # 64-bit integers and DOUBLE, FLOAT: 4 + payload
+    for vtype, vlen, boff in zip(arrays.vtype.tolist(), arrays.vlen.tolist(), arrays.boff.tolist()):
+        if boff < 0:
+            continue
+        if vlen != sizes.get(vtype, vlen) or (vtype == 6 and (vlen == 4 or rec.data[boff + vlen - 1] != 0)):
+            return True
+        if any(b != ord("~") for b in rec.data[boff + vlen:boff + vlen + (-vlen & 3)]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", ARCHIVES)
+def test_odd_is_the_writers_blocks(name: str) -> None:
+    """Per record read, ``odd`` says whether a block differs from the writer's layout (its
+    size, a string's NUL, the "~" padding): on the records as written, and with a padding
+    byte, a string's last byte or a block's type changed in each."""
+    if result_kernel.KERNEL_ERROR is not None:
+        pytest.skip("kernel not built")
+    records, version = _records(name, 40)
+    seen = {True: 0, False: 0}
+    for rec in records:
+        arrays = result_arrays([rec], version)
+        if arrays.status[0] or not (arrays.boff >= 0).any():
+            continue
+        variants = [rec]
+        for boff, vlen in zip(arrays.boff.tolist(), arrays.vlen.tolist()):
+            if boff >= 0:
+                data = bytearray(rec.data)
+                data[boff + vlen - 1] ^= 0x01                       # a string's NUL, or a payload byte
+                variants.append(RawRecord(rec.file, rec.index, rec.offset, bytes(data)))
+                if vlen % 4:
+                    data = bytearray(rec.data)
+                    data[boff + vlen] = 0                           # padding
+                    variants.append(RawRecord(rec.file, rec.index, rec.offset, bytes(data)))
+                data = bytearray(rec.data)
+                data[boff] = 5 if data[boff] != 5 else 4            # DOUBLE (12 bytes) or FLOAT (8)
+                variants.append(RawRecord(rec.file, rec.index, rec.offset, bytes(data)))
+                break
+        for variant in variants:
+            got = result_arrays([variant], version)
+            if got.status[0]:
+                continue
+            want = _odd_blocks(variant, got)
+            assert bool(got.odd[0]) is want, (name, rec.index)
+            seen[want] += 1
+    assert seen[True] and seen[False], seen
