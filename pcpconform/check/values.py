@@ -446,8 +446,9 @@ class ValueChecks:
         if hit is None or hit[0] is not members:
             import numpy as np
 
-            keys = np.uint64(indom) << np.uint64(32) | \
-                np.array(sorted(m & 0xFFFFFFFF for m in members), dtype=np.uint64)
+            insts = np.fromiter(members, dtype=np.int64, count=len(members)) & 0xFFFFFFFF
+            insts.sort()
+            keys = np.uint64(indom) << np.uint64(32) | insts.astype(np.uint64)
             hit = self._member_keys[indom] = (members, keys)
         return hit[1]
 

@@ -7,6 +7,7 @@ the last field, kept so that a rebuild loses nothing.
 
 from __future__ import annotations
 
+import operator
 from itertools import accumulate
 
 from construct import (
@@ -77,16 +78,13 @@ def desc_payload() -> Construct:
     )
 
 
-def _after(start: int, length: int) -> int:
-    """Where the name after one of ``length`` bytes at ``start`` begins (past its NUL)."""
-    return start + length + 1
-
-
 def string_table_names(offsets: list[int], strtab: bytes) -> list[bytes | None]:
     """Instance names from an indom string table; None where the offset is -1 (deleted)."""
     if strtab.endswith(b"\0"):       # the writer's table: each name once, in order, NUL after each
         parts = strtab[:-1].split(b"\0")
-        if len(parts) == len(offsets) and list(offsets) == list(accumulate(map(len, parts[:-1]), _after, initial=0)):
+        # name k starts past the k names before it and their NULs
+        if len(parts) == len(offsets) and list(offsets) == list(
+                map(operator.add, accumulate(map(len, parts[:-1]), initial=0), range(len(parts)))):
             whole: list[bytes | None] = list(parts)
             return whole
     names: list[bytes | None] = []
