@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -345,6 +344,8 @@ def render_junit(reports: Sequence[Report], *, crashes: Sequence[Crash] = (),
     A file with errors (or warnings, with ``warnings_as_errors``) has one ``<failure>``
     listing them; the other diagnostics go to ``<system-out>``. An archive that could not be
     checked is a suite with one ``<error>``."""
+    import xml.etree.ElementTree as ET  # only for this format, not at every check's start
+
     root = ET.Element("testsuites", name="pcpconform check")
     totals = Counter[str]()
     failing = {Severity.ERROR, Severity.WARNING} if warnings_as_errors else {Severity.ERROR}

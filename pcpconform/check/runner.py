@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING
 from pcpconform.check.diagnostics import Report
 from pcpconform.check.inputs import component_files, expand
 from pcpconform.check.mmv.magic import is_mmv_file
-from pcpconform.cluster import Cluster, WorkerDied, worker_problem
 from pcpconform.io.setform import is_set_source
 from pcpconform.version import __version__
 
-if TYPE_CHECKING:   # the pool's modules cost ~15 ms of start-up: imported only for -j N
+if TYPE_CHECKING:   # the pool's modules cost ~15 ms of start-up: imported only for -j N (and Dask's for --dask)
     from concurrent.futures import Future, ProcessPoolExecutor
+
+    from pcpconform.cluster import Cluster
 
 __all__ = ["Crash", "CheckResults", "CheckFunction", "component_files", "expand_inputs",
            "run_checks", "default_check", "count_option", "jobs_from_option"]
@@ -96,6 +97,8 @@ def default_check(base: Path, max_diagnostics: int | None,
 def _check_remote(check: CheckFunction, base: Path, max_diagnostics: int | None, version: str,
                   cwd: str) -> tuple[Report | None, str | None]:
     """:func:`_check_one` on a Dask worker, once it is sure to see what this process sees."""
+    from pcpconform.cluster import worker_problem
+
     problem = worker_problem(version, cwd, [base])
     return (None, problem) if problem else _check_one(check, base, max_diagnostics)
 
@@ -253,6 +256,9 @@ def run_checks(bases: Sequence[Path], jobs: int = 1, max_diagnostics: int | None
                        for run in _chunks(bases, workers)}
         bar = stack.enter_context(_Progress(progress, len(bases)))
         if dask is not None:
+            # the Dask helper (concurrent.futures, socket, logging) only for --dask
+            from pcpconform.cluster import Cluster, WorkerDied
+
             calls = [(check, base, max_diagnostics, __version__, os.getcwd()) for base in bases]
             cluster = dask if isinstance(dask, Cluster) else stack.enter_context(Cluster(dask))
             for i, outcome in cluster.completed(_check_remote, calls):

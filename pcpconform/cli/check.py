@@ -7,6 +7,7 @@ import contextlib
 import functools
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pcpconform.check import output
 from pcpconform.check.diagnostics import Report
@@ -21,7 +22,9 @@ from pcpconform.check.runner import (
 from pcpconform.cli import watch
 from pcpconform.cli.cluster import dask_cluster
 from pcpconform.cli.output import opened_output
-from pcpconform.cluster import Cluster
+
+if TYPE_CHECKING:
+    from pcpconform.cluster import Cluster
 
 __all__ = ["add_arguments", "run"]
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from pcpconform.cluster import Cluster
+from typing import TYPE_CHECKING
+
 from pcpconform.errors import UsageError
 from pcpconform.extra import MissingExtra, require
+
+if TYPE_CHECKING:       # the Dask helper's modules (socket, logging, futures) only with --dask
+    from pcpconform.cluster import Cluster
 
 __all__ = ["dask_cluster"]
 
@@ -15,4 +19,6 @@ def dask_cluster(address: str, command: str) -> Cluster:
         require("distributed", "dask", f"pcpconform {command} --dask")
     except MissingExtra as exc:
         raise UsageError(str(exc)) from None
+    from pcpconform.cluster import Cluster
+
     return Cluster(address)

@@ -12,7 +12,6 @@ import io
 import lzma
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -145,6 +144,8 @@ def open_component(path: Path) -> ByteStream:
 def _read_lzw(path: Path) -> ByteStream:
     """``.Z`` (compress) files: libpcp hands them to ``gzip -dc``, which reads LZW; so do we
     (Python has no LZW decoder). The output is held in memory: .Z archives are rare and old."""
+    import subprocess  # only for this rare suffix: not at every command's start
+
     proc = subprocess.run(["gzip", "-dc", str(path)], capture_output=True, check=False)
     if proc.returncode != 0:
         raise OSError(f"cannot decompress: {proc.stderr.decode(errors='replace').strip()}")

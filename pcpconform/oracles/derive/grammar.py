@@ -29,7 +29,6 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -335,7 +334,9 @@ def grammar_digest(text: str) -> str:
 @functools.cache
 def _frozen() -> dict[str, Any]:
     try:
-        raw = resources.files("pcpconform.oracles.derive").joinpath(FROZEN_TABLES).read_text()
+        # beside this module in a checkout and in an installed package (package data); read
+        # directly: importlib.resources costs its own imports at every derive command's start
+        raw = Path(__file__).with_name(FROZEN_TABLES).read_text(encoding="utf-8")
     except (FileNotFoundError, OSError):
         return {}
     doc: dict[str, Any] = json.loads(raw)

@@ -7,8 +7,6 @@ matching (DERIVE-EVAL-14), and POSIX extended regular expressions for matchinst(
 from __future__ import annotations
 
 import bisect
-import ctypes
-import ctypes.util
 import re
 from typing import Any, ClassVar
 
@@ -92,6 +90,8 @@ class PosixRegex:
         self.compiled: re.Pattern[str] | None = None
         libc = self._load()
         if libc is not None:
+            import ctypes
+
             buf = ctypes.create_string_buffer(256)       # sizeof(regex_t) is 64 on glibc
             if libc.regcomp(buf, pattern.encode("utf-8", "surrogateescape"), 1 | 8) == 0:
                 self.buf = buf
@@ -104,6 +104,9 @@ class PosixRegex:
     @classmethod
     def _load(cls) -> Any:
         if cls._libc is None:
+            import ctypes  # with the first pattern: ctypes.util alone costs every derive command ~3 ms
+            import ctypes.util
+
             try:
                 cls._libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 cls._libc.regcomp.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +51,8 @@ def installed_pcp() -> Installed | None:
     tool = shutil.which("pmdumplog")
     if tool is None:
         return None
+    import subprocess  # only where /etc/pcp.conf does not say
+
     try:
         proc = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=10,
                               errors="replace")
