@@ -270,13 +270,18 @@ class InstanceRule(ValueRule):
         if (inst[singular] != PM_IN_NULL).any():
             raise Declined(ValueReason.INSTANCES)
         if distinct:
-            parts = []
-            for indom in distinct:     # each part sorted, indom in the high word
+            in_force = []
+            for indom in distinct:
                 members = vc.members(indom, rc.ns)
                 if members is None:
                     raise Declined(ValueReason.INSTANCES)
-                parts.append(vc.member_keys(indom, members))
-            allowed = np.concatenate(parts)
+                in_force.append(members)
+            made = rc.plan.rules.get("allowed")     # the layout's last: while the same sets are in force
+            if made is not None and all(map(operator.is_, made[0], in_force)):
+                allowed = made[1]
+            else:                       # each part sorted, indom in the high word
+                allowed = np.concatenate([vc.member_keys(i, m) for i, m in zip(distinct, in_force)])
+                rc.plan.rules["allowed"] = (in_force, allowed)
             keys = high | inst[~singular].astype(np.uint32).astype(np.uint64)
             at = np.minimum(allowed.searchsorted(keys), max(len(allowed) - 1, 0))
             if not len(allowed) or (allowed[at] != keys).any():
