@@ -114,9 +114,9 @@ def test_permission_denied_is_exit_2(tmp_path_factory: pytest.TempPathFactory) -
     base = _archive(where / "a")
     os.chmod(where, 0o755)
     base.with_name("a.meta").chmod(0o000)
-    # everything imported first (shutil: argparse imports it to format help): the
-    # interpreter's own files need not be readable by nobody
-    code = ("import os, shutil, sys; from pcpconform.cli import main; import pcpconform.cli.check; "
+    # everything imported first (shutil: argparse imports it to format help; locale: its
+    # messages go through gettext): the interpreter's own files need not be readable by nobody
+    code = ("import os, shutil, locale, sys; from pcpconform.cli import main; import pcpconform.cli.check; "
             "import pcpconform.check.engine, pcpconform.check.output; "
             "os.setgid(65534); os.setuid(65534); sys.exit(main(['check', sys.argv[1]]))")
     proc = subprocess.run([sys.executable, "-c", code, str(base)], capture_output=True, text=True,
