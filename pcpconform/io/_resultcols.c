@@ -75,6 +75,7 @@ static const Py_ssize_t SIZES[NCOLS] = {4, 4, 4, 8, 4, 4, 4, 4, 8};
  * rows this record added. */
 static int read_record(const unsigned char *d, int64_t len, int64_t header, Col *cols, char *odd) {
     int64_t end = len - 4;
+    *odd = 0;
     if (end < header) return SHORT;
     int64_t pos = header;
     int32_t numpmid = (int32_t)be32(d + header - 4);
@@ -129,7 +130,6 @@ static int read_record(const unsigned char *d, int64_t len, int64_t header, Col 
     }
     /* the blocks: back to back, in the order of their values, from here to the trailer */
     expect_block = pos;
-    *odd = 0;
     for (Py_ssize_t i = first_value; i < cols[C_INST].n; i++) {
         int64_t off = CELL(cols[C_BOFF], int64_t, i);
         if (off < 0) continue;
@@ -185,12 +185,11 @@ static PyObject *result_columns(PyObject *Py_UNUSED(self), PyObject *args) {
     for (Py_ssize_t r = 0; r < count; r++) {
         Py_ssize_t vsets = cols[C_PMID].n, values = cols[C_INST].n;
         rv[r] = vsets;
-        od[r] = 0;
         int s = read_record((const unsigned char *)buf.buf + at[r], at[r + 1] - at[r], header, cols, &od[r]);
         if (s < 0) goto done;
         st[r] = (char)s;
-        if (s) od[r] = 0;
-        if (s) {    /* declined: its rows are dropped */
+        if (s) {    /* declined: its rows are dropped, and it has no odd blocks to tell */
+            od[r] = 0;
             for (int c = C_PMID; c <= C_VSETVAL; c++) cols[c].n = vsets;
             for (int c = C_INST; c < NCOLS; c++) cols[c].n = values;
         }

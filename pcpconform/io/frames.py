@@ -77,33 +77,35 @@ class _Rest:
 
 
 class _Chunks:
-    """The bytes read so far from ``pos`` on, whether the stream ended cleanly, and the
-    exception of a read that failed (no read is tried after one)."""
+    """The bytes read so far, whether the stream ended cleanly, and the exception of a read
+    that failed (no read is tried after one)."""
 
-    __slots__ = ("buf", "ended", "failure", "pos", "stream")
+    __slots__ = ("buf", "ended", "failure", "stream")
 
     def __init__(self, stream: ByteStream) -> None:
         self.stream = stream
         self.buf = b""
-        self.pos = 0
         self.ended = False
         self.failure: Exception | None = None
 
-    def have(self, n: int) -> bool:
-        """True if ``n`` bytes from ``pos`` are read and the margin after them too (or the
-        stream has ended cleanly after them)."""
-        while len(self.buf) - self.pos < n + _MARGIN and not self.ended and self.failure is None:
+    def ensure(self, pos: int, n: int) -> tuple[bytes, int, bool]:
+        """The buffer and ``pos`` in it (moved when the buffer is remade), and whether ``n``
+        bytes from ``pos`` are read and the margin after them too (or the stream has ended
+        cleanly after them)."""
+        buf = self.buf
+        while len(buf) - pos < n + _MARGIN and not self.ended and self.failure is None:
             try:
                 # bounded reads: a length word is never an allocation (reader.py)
-                more = read_bounded(self.stream, max(_CHUNK, n + _MARGIN - (len(self.buf) - self.pos)))
+                more = read_bounded(self.stream, max(_CHUNK, n + _MARGIN - (len(buf) - pos)))
             except (EOFError, OSError, ValueError, FormatError) as exc:
                 self.failure = exc
                 break
             if not more:
                 self.ended = True
-            self.buf, self.pos = self.buf[self.pos:] + more, 0
-        left = len(self.buf) - self.pos
-        return left >= n + _MARGIN or (self.ended and left >= n)
+            buf, pos = buf[pos:] + more, 0
+        self.buf = buf
+        left = len(buf) - pos
+        return buf, pos, left >= n + _MARGIN or (self.ended and left >= n)
 
 
 def framed_records(comp: Component, stats: PathStats, kind: str = "volume") -> Iterator[RawRecord]:
@@ -129,18 +131,14 @@ def _framed(comp: Component, stream: ByteStream, clean_end_below: int, stats: Pa
     buf, pos = b"", 0
     while True:
         if len(buf) - pos < 8 + _MARGIN:
-            chunks.pos = pos
-            ok = chunks.have(8)
-            buf, pos = chunks.buf, chunks.pos
+            buf, pos, ok = chunks.ensure(pos, 8)
             if not ok:
                 break
         length = unpack(buf, pos)[0]
         if length < 8:
             break
         if len(buf) - pos < length + _MARGIN:
-            chunks.pos = pos
-            ok = chunks.have(length)
-            buf, pos = chunks.buf, chunks.pos
+            buf, pos, ok = chunks.ensure(pos, length)
             if not ok:
                 break
         if unpack(buf, pos + length - 4)[0] != length:
@@ -149,7 +147,6 @@ def _framed(comp: Component, stream: ByteStream, clean_end_below: int, stats: Pa
         pos += length
         offset += length
         index += 1
-    chunks.pos = pos
     if chunks.failure is not None:
         stats.decline(PATH, FrameReason.READ_FAILED)
         with comp.reopened() as again:
@@ -158,11 +155,11 @@ def _framed(comp: Component, stream: ByteStream, clean_end_below: int, stats: Pa
                 if rec.index >= index:
                     yield rec
         return
-    if chunks.ended and chunks.pos == len(chunks.buf):
+    if chunks.ended and pos == len(buf):
         return                                          # a clean end after the last record
     # not a whole record here: the reader frames the rest, and reports what it finds
     stats.decline(PATH, FrameReason.HANDED_OVER)
-    yield from iter_framed(_Rest(chunks.buf[chunks.pos:], stream), name, first_index=index,
+    yield from iter_framed(_Rest(buf[pos:], stream), name, first_index=index,
                            first_offset=offset, clean_end_below=clean_end_below, trailing=comp.trailing)
 
 
