@@ -59,26 +59,47 @@ class CounterBatch:
     dtype per group): per group its instances and values in the record's order, its keys
     (pmID << 32 | instance), and the keys sorted with the values in that order."""
 
-    __slots__ = ("columns", "layout")
+    __slots__ = ("columns", "layout", "seen")
 
-    def __init__(self, layout: CounterLayout) -> None:
+    def __init__(self, layout: CounterLayout, seen: bytes = b"") -> None:
         self.layout = layout
-        #: per group: (insts, values, keys, sorted keys, values in key order)
-        self.columns: list[tuple[Any, Any, Any, Any, Any]] = []
+        #: the whole record's instance column as bytes: a batch of the same layout and the
+        #: same ``seen`` has the same instances in every group
+        self.seen = seen
+        #: per group: (insts, values, keys, sorted keys, values in key order or None until
+        #: asked for, that order)
+        self.columns: list[tuple[Any, Any, Any, Any, Any, Any]] = []
 
-    def add(self, insts: Any, values: Any) -> None:
-        """The next group's instances and values."""
+    def add(self, insts: Any, values: Any, like: CounterBatch | None = None) -> None:
+        """The next group's instances (None: ``like``'s, the same) and values. ``like``: a
+        batch of the same layout (the one holding these pmIDs' last values); where this
+        group's instances are its group's, its keys and their order are taken from it,
+        not sorted again."""
         import numpy as np
 
-        high = self.layout.groups[len(self.columns)][3]
+        g = len(self.columns)
+        if like is not None:
+            was = like.columns[g]
+            if insts is None or np.array_equal(insts, was[0]):
+                self.columns.append((was[0], values, was[2], was[3], None, was[5]))
+                return
+        high = self.layout.groups[g][3]
         keys = high | insts.astype(np.uint32).astype(np.uint64)
         order = np.argsort(keys, kind="stable")
-        self.columns.append((insts, values, keys, keys[order], values[order]))
+        self.columns.append((insts, values, keys, keys[order], values[order], order))
+
+    def sorted_values(self, g: int) -> Any:
+        """Group ``g``'s values in the order of its sorted keys."""
+        insts, values, keys, sorted_keys, in_order, order = self.columns[g]
+        if in_order is None:
+            in_order = values[order]
+            self.columns[g] = (insts, values, keys, sorted_keys, in_order, order)
+        return in_order
 
     def entry(self, pmid: int) -> Entry:
         """The tuples the reference path would have kept for ``pmid``."""
         g, lo, hi = self.layout.where[pmid]
-        insts, values, _, _, _ = self.columns[g]
+        insts, values = self.columns[g][:2]
         return tuple(insts[lo:hi].tolist()), tuple(values[lo:hi].tolist())
 
     def lower_than(self, prev: CounterBatch, held: list[bool] | None) -> bool:
@@ -88,15 +109,22 @@ class CounterBatch:
         type are compared."""
         import numpy as np
 
-        kinds = {group[0]: columns for group, columns in zip(prev.layout.groups, prev.columns)}
+        if held is None and prev.layout is self.layout:
+            # the same layout: a group whose keys are the held group's (add's ``like``) is
+            # compared value by value in the record's order, keys being unique (no metric
+            # twice, no instance twice: declined before the counter rule)
+            same = [mine[2] is theirs[2] for mine, theirs in zip(self.columns, prev.columns)]
+            if all(same):
+                return any((mine[1] < theirs[1]).any() for mine, theirs in zip(self.columns, prev.columns))
+        kinds = {group[0]: g for g, group in enumerate(prev.layout.groups)}
         start = 0
-        for (ptype, group, counts, _, _), (_, values, keys, _, _) in zip(self.layout.groups, self.columns):
+        for (ptype, group, counts, _, _), (_, values, keys, _, _, _) in zip(self.layout.groups, self.columns):
             flags = None if held is None else held[start:start + len(group)]
             start += len(group)
-            old = kinds.get(ptype)
-            if old is None or not len(old[3]):
+            g = kinds.get(ptype)
+            if g is None or not len(prev.columns[g][3]):
                 continue
-            old_keys, old_values = old[3], old[4]
+            old_keys, old_values = prev.columns[g][3], prev.sorted_values(g)
             if flags is not None:
                 if not any(flags):
                     continue
@@ -149,6 +177,12 @@ class CounterHistory:
         if last:
             for pmid in last.keys() & pmids:
                 del last[pmid]
+
+    def renew(self, held: CounterBatch, batch: CounterBatch) -> None:
+        """``batch`` holds the last values of its pmIDs, all of which ``held``, a batch of
+        the same layout, holds now: ``held`` takes its columns (no pmID changes hands)."""
+        assert held.layout is batch.layout
+        held.columns = batch.columns
 
     def clear(self) -> None:
         """Forget every counter (a gap: counters restart)."""

@@ -110,14 +110,18 @@ class RecordCols:
         self.bounds = plan.bounds
         self.positive = plan.positive
         self.vset_of_value = plan.vset_of_value
+        #: the instance column as bytes (what the rules compare with a layout's last result)
+        self.seen: bytes = arrays.inst.tobytes()
 
-    def counter_batch(self, layout: CounterLayout) -> CounterBatch:
+    def counter_batch(self, layout: CounterLayout, like: CounterBatch | None = None) -> CounterBatch:
         """The counter value sets of ``layout`` (made by ``counter_layout``) as columns,
-        typed as the bulk decoder types them."""
+        typed as the bulk decoder types them; ``like``: a batch of the same layout whose
+        keys are reused where the instances are the same (``CounterBatch.add``)."""
         import numpy as np
 
         a = self.a
-        batch = CounterBatch(layout)
+        batch = CounterBatch(layout, self.seen)
+        same = like is not None and like.seen == self.seen
         raw = None
         for ptype, _, _, _, (sel, insitu) in layout.groups:
             if insitu:                  # canonical: INSITU for every 32-bit value set
@@ -128,7 +132,7 @@ class RecordCols:
                     raw = np.frombuffer(self.rec.data, dtype=np.uint8)
                 code, width = _BLOCKS[ptype]
                 values = raw[a.boff[sel][:, None] + 4 + np.arange(width)].copy().view(code).ravel()
-            batch.add(a.inst[sel], values)
+            batch.add(None if same else a.inst[sel], values, like)
         return batch
 
     def counter_layout(self, ks: list[int]) -> CounterLayout:

@@ -245,6 +245,12 @@ class InstanceRule(ValueRule):
         import numpy as np
 
         inst = rc.a.inst
+        rules = rc.plan.rules
+        seen = rc.seen
+        clean = rules.get("instance-clean")     # the layout's last clean instances, and the sets then in force
+        if clean is not None and clean[1] == seen and all(
+                map(operator.is_, clean[0], [vc.members(i, rc.ns) for i in rules["instance"][2]])):
+            return None
         vset = rc.vset_of_value
         rising = (inst[1:] > inst[:-1]) | (vset[1:] != vset[:-1])
         if not rising.all():           # unsorted somewhere: look for a repeat in a sorted copy
@@ -252,7 +258,7 @@ class InstanceRule(ValueRule):
             si, sv = inst[order], vset[order]
             if ((si[1:] == si[:-1]) & (sv[1:] == sv[:-1])).any():
                 raise Declined(ValueReason.INSTANCES)
-        layout = rc.plan.rules.get("instance")
+        layout = rules.get("instance")
         if layout is None:              # once per layout: each value's indom
             indoms = np.full(len(rc.pmids), -1, dtype=np.int64)     # -1: no indom
             named = set()
@@ -263,29 +269,30 @@ class InstanceRule(ValueRule):
                     named.add(indom)
             value_indom = indoms[vset]
             singular = value_indom < 0
-            layout = rc.plan.rules["instance"] = (
+            layout = rules["instance"] = (
                 value_indom, singular, sorted(named),
                 value_indom[~singular].astype(np.uint64) << np.uint64(32))
         value_indom, singular, distinct, high = layout
         if (inst[singular] != PM_IN_NULL).any():
             raise Declined(ValueReason.INSTANCES)
+        in_force: list[Any] = []
         if distinct:
-            in_force = []
             for indom in distinct:
                 members = vc.members(indom, rc.ns)
                 if members is None:
                     raise Declined(ValueReason.INSTANCES)
                 in_force.append(members)
-            made = rc.plan.rules.get("allowed")     # the layout's last: while the same sets are in force
+            made = rules.get("allowed")     # the layout's last: while the same sets are in force
             if made is not None and all(map(operator.is_, made[0], in_force)):
                 allowed = made[1]
             else:                       # each part sorted, indom in the high word
                 allowed = np.concatenate([vc.member_keys(i, m) for i, m in zip(distinct, in_force)])
-                rc.plan.rules["allowed"] = (in_force, allowed)
+                rules["allowed"] = (in_force, allowed)
             keys = high | inst[~singular].astype(np.uint32).astype(np.uint64)
             at = np.minimum(allowed.searchsorted(keys), max(len(allowed) - 1, 0))
             if not len(allowed) or (allowed[at] != keys).any():
                 raise Declined(ValueReason.INSTANCES)
+        rules["instance-clean"] = (in_force, seen)
         return None      # insts_ok is a cache of the reference path's: left as it is
 
 
@@ -371,13 +378,17 @@ class CounterRule(ValueRule):
         if isinstance(layout, Declined):
             raise layout
         history = vc.ctx.st.counters
-        batch = rc.counter_batch(layout)
         owners = list(map(history.owner.get, layout.pmids))
         first = owners[0]
         if first is not None and owners.count(first) == len(owners):   # one batch holds them all
-            if batch.lower_than(first, None):
+            owner = first
+            batch = rc.counter_batch(layout, owner if owner.layout is layout else None)
+            if batch.lower_than(owner, None):
                 raise Declined(ValueReason.COUNTER)
+            if owner.layout is layout:
+                return lambda: history.renew(owner, batch)
             return lambda: history.commit(batch)
+        batch = rc.counter_batch(layout)
         unheld = [pmid for pmid, held in zip(layout.pmids, owners) if held is None] if None in owners else []
         for pmid in unheld:
             last = history.tuples(pmid)

@@ -142,3 +142,63 @@ def test_a_counter_decrease_after_results_checked_on_columns_is_reported(tmp_pat
     assert report.paths.reasons(PATH)[ValueReason.COUNTER] == 1
     assert report.paths.answered[PATH] >= later
     assert COLUMNS.fast(base) == COLUMNS.reference(base)
+
+
+def _same_instances(base: Path, *, decrease_at: int = -1, drop_at: int = -1) -> Path:
+    """30 results of one layout, a U64 counter over the same 150 instances each time;
+    ``decrease_at``: the result whose instance 7 goes to 0; ``drop_at``: the result
+    before which an indom record drops instance 149 (still in every result)."""
+    from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
+    from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+
+    pmid, gauge = int(PmID("60.0.1")), int(PmID("60.0.2"))
+    indom = int(PmInDom("60.1"))
+    w = ArchiveWriter(base, 3)
+    t0 = Timestamp(1_700_000_000, 0)
+    w.start(LabelFields(hostname="same", timezone="UTC", start=t0, pid=1, zoneinfo=":UTC"))
+    w.put_desc(pmid, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["same.counter"])
+    w.put_desc(gauge, PmType.U32, PM_INDOM_NULL, PmSem.INSTANT, PmUnits(), ["same.gauge"])
+    w.put_index(t0)
+    w.put_indom(t0, indom, [(i, f"i{i}") for i in range(150)])
+    if drop_at >= 0:
+        w.put_indom(Timestamp(t0.sec + drop_at - 1, 500_000_000), indom, [(i, f"i{i}") for i in range(149)])
+    for k in range(30):
+        values = [(i, 0 if (k == decrease_at and i == 7) else 1000 * k + i) for i in range(150)]
+        vsets = [ValueSetSpec(pmid, PmType.U64, values), ValueSetSpec(gauge, PmType.U32, [(-1, k)])]
+        w.put_result_bytes(w.encode_result(layout_result(3, Timestamp(t0.sec + k, 0), vsets)))
+    w.put_index(Timestamp(t0.sec + 29, 0))
+    w.close()
+    return base
+
+
+@pytest.mark.parametrize(("edit", "code", "count"), [("none", None, 0), ("decrease", "value.counter-decrease", 1),
+                                                     ("drop", "value.unknown-inst", 12)])
+def test_results_repeating_their_instances(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: str,
+                                           code: str | None, count: int) -> None:
+    """Results of one layout and the same instances, every one on the records path (no
+    learned shape): the counter batch keeps the keys of the one before and takes its
+    place (``CounterHistory.renew``), the instance rule answers from the layout's last
+    clean instances while the same members are in force; a counter decrease, and an
+    instance dropped from its indom while results keep it, still reach the reference
+    path and its report."""
+    from pcpconform.check import columns as columns_module
+    from pcpconform.check.counters import CounterHistory
+
+    base = _same_instances(tmp_path / "a", decrease_at=12 if edit == "decrease" else -1,
+                           drop_at=18 if edit == "drop" else -1)
+    reference = COLUMNS.reference(base)
+    renewed: list[int] = []
+    renew = CounterHistory.renew
+    monkeypatch.setattr(CounterHistory, "renew",
+                        lambda self, held, batch: (renewed.append(1), renew(self, held, batch)))
+    monkeypatch.setattr(columns_module.ResultColumns, "check", lambda self, rec, info: False)
+    report = check_archive(base)
+    codes = [d.code for d in report.diagnostics]
+    assert codes == ([code] * count if code else [])
+    assert report.paths.reasons(PATH).get(ValueReason.COUNTER if edit == "decrease" else ValueReason.INSTANCES,
+                                          0) == count
+    assert report.paths.answered[PATH] == 30 - count
+    assert len(renewed) >= 30 - 2 * count - 2
+    fast = report.to_json()
+    fast.pop("seconds")
+    assert {k: v for k, v in fast.items() if k != "paths"} == {k: v for k, v in reference.items() if k != "paths"}
