@@ -199,6 +199,7 @@ class Families:
             "text-run": self.text_run,
             "event-payload": self.event_payload,
             "volume-file": self.volume_file,
+            "index-file": self.index_file,
             "archive": self.archive,
             "archive-object": self.archive_object,
             "derive-schedule": self.derive_schedule,
@@ -443,6 +444,22 @@ class Families:
         packed = plain.with_name(plain.name + suffix)
         packed.write_bytes((lzma.compress if suffix == ".xz" else gzip.compress)(plain.read_bytes()))
         return (packed,)
+
+    def index_file(self, data: st.DataObject) -> tuple[Any, ...]:
+        """The .index of a mutant, plain or compressed, the compressed form sometimes cut
+        short (a read that fails part way)."""
+        base = self._written(self._files(data))
+        plain = base.with_name("a.index")
+        assume(plain.exists())
+        suffix = data.draw(st.sampled_from(["", ".xz", ".gz"]), label="compression")
+        if not suffix:
+            return (plain,)
+        packed = (lzma.compress if suffix == ".xz" else gzip.compress)(plain.read_bytes())
+        if data.draw(st.booleans(), label="cut"):
+            packed = packed[:data.draw(st.integers(0, len(packed)), label="kept")]
+        out = plain.with_name(plain.name + suffix)
+        out.write_bytes(packed)
+        return (out,)
 
     def archive(self, data: st.DataObject) -> tuple[Any, ...]:
         return (self._written(self._files(data)),)

@@ -20,6 +20,7 @@ from pcpconform.errors import FormatError
 from pcpconform.format.schema import INDEX_ENTRY_SIZE, LABEL_SIZE, structs
 from pcpconform.format.schema.visit import struct_format
 from pcpconform.io.files import strip_compression
+from pcpconform.io.index import index_entries
 from pcpconform.io.reader import Component
 
 __all__ = ["check_index", "index_probes"]
@@ -88,7 +89,7 @@ class _IndexPass:
         prev = None
         count = 0
         try:
-            for number, offset, e in comp.index_entries():
+            for number, offset, e in index_entries(comp, ctx.report.paths):
                 count += 1
                 self.entry(comp.name, number, offset, e, prev)
                 prev = e

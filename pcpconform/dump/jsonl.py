@@ -37,6 +37,7 @@ from pcpconform.format.schema import (
 from pcpconform.format.values import F32, decode_block
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
+from pcpconform.io.index import index_entries
 from pcpconform.io.meta import parse_meta
 from pcpconform.io.reader import Component
 
@@ -351,7 +352,7 @@ def _records(archive: Archive, *, lines: bool) -> Iterator[dict[str, Any] | str]
         with Component(archive.files.index) as idx:
             yield _label_obj(idx, "index")
             number, offset = 0, len(idx.label_record.data)
-            for number, offset, e in idx.index_entries():
+            for number, offset, e in index_entries(idx, archive.stats):
                 yield {**_loc("index", "index", number, offset),
                        "timestamp": _stamp(e.timestamp), "vol": e.vol,
                        "off_meta": e.off_meta, "off_data": e.off_data}

@@ -349,6 +349,12 @@ class Timestamp:
         return self.sec * 1_000_000_000 + self.nsec
 
     @classmethod
+    def from_t3(cls, sec_low: int, sec_high: int, nsec: int) -> Timestamp:
+        """A v3 record time: the 64-bit seconds as two unsigned words (low first), signed."""
+        sec = sec_low | sec_high << 32
+        return cls(sec - (1 << 64) if sec >> 63 else sec, nsec)
+
+    @classmethod
     def from_nsec(cls, total: int) -> Timestamp:
         sec, nsec = divmod(total, 1_000_000_000)
         return cls(sec, nsec)

@@ -26,6 +26,7 @@ from pcpconform.format.schema import (
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.files import ArchiveFiles, find_archive
 from pcpconform.io.frames import framed_records
+from pcpconform.io.index import index_entries
 from pcpconform.io.meta import parse_meta
 from pcpconform.io.reader import Component, RawRecord
 
@@ -246,7 +247,7 @@ class Archive:
         if self.files.index is None:
             return
         with Component(self.files.index) as comp:
-            for _, _, entry in comp.index_entries():
+            for _, _, entry in index_entries(comp, self.stats):
                 yield entry
 
     def metric_name(self, pmid: int) -> str:

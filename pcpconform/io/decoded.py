@@ -28,8 +28,7 @@ def result_head(data: bytes, version: int) -> tuple[Timestamp, int]:
         sec, usec, numpmid = RESULT_HEAD[2].unpack_from(data, 4)
         return Timestamp(sec, usec * 1000), numpmid
     lo, hi, nsec, numpmid = RESULT_HEAD[3].unpack_from(data, 4)
-    sec = lo | hi << 32
-    return Timestamp(sec - (1 << 64) if sec >> 63 else sec, nsec), numpmid
+    return Timestamp.from_t3(lo, hi, nsec), numpmid
 
 
 class DecodedValueSet:

@@ -3,7 +3,7 @@
 An instance-domain record of a per-process archive holds thousands of instances; the
 construct schema reads its two arrays an integer at a time. ``parse_meta_fast``, the
 registered fast path ``meta.parse`` of ``parse_meta_schema``, reads them with one
-``struct`` unpack each (the header's timestamp through the schema's own field) and gives
+``struct`` unpack each (the header's timestamp too) and gives
 the same container. Descriptors, help text and label sets, thousands of small records in
 a large archive (each a tree of construct calls), it reads with ``struct`` (a descriptor's
 units through the schema's own field). An unknown tag, and anything that does not fit, it
@@ -19,9 +19,9 @@ from typing import Any
 from construct import Container, ListContainer
 
 from pcpconform.fastpath import Declined, PathStats, register
-from pcpconform.format.pmtypes import PmID, PmInDom
+from pcpconform.format.pmtypes import PmID, PmInDom, Timestamp
 from pcpconform.format.schema import INDOM_TAGS, LABEL_TAGS, TYPE_DESC, TYPE_INDOM_V2, TYPE_LABEL_V2, TYPE_TEXT, structs
-from pcpconform.format.schema.common import PmUnitsField, timestamp_field
+from pcpconform.format.schema.common import PmUnitsField
 from pcpconform.format.schema.meta import string_table_names
 from pcpconform.io.reader import RawRecord, parse_payload
 
@@ -33,7 +33,16 @@ _TEXT = struct.Struct(">II")           # type, ident
 _LABEL_HEAD = struct.Struct(">iIi")    # after the timestamp: type, ident, nsets
 _SET_HEAD = struct.Struct(">Ii")       # inst, jsonlen
 _LABEL = struct.Struct(">HBBHH")       # pmLabel: name, namelen, flags, value, valuelen
-_TIMESTAMPS = {2: (timestamp_field(2), 8), 3: (timestamp_field(3), 12)}
+_T2 = struct.Struct(">ii")             # a v2 record time: sec, usec
+_T3 = struct.Struct(">IIi")            # a v3 record time: the seconds' low and high words, nsec
+
+
+def _timestamp(payload: bytes, v2: bool) -> Timestamp:
+    """The record time after the tag, as ``timestamp_field`` parses it."""
+    if v2:
+        sec, usec = _T2.unpack_from(payload, 4)
+        return Timestamp(sec, usec * 1000)
+    return Timestamp.from_t3(*_T3.unpack_from(payload, 4))
 
 
 class MetaReason(enum.Enum):
@@ -66,10 +75,11 @@ def parse_meta_fast(record: RawRecord, version: int) -> Any:
         return _labels(payload, tag)
     if tag not in INDOM_TAGS:
         raise Declined(MetaReason.OTHER)
-    stamp, size = _TIMESTAMPS[2 if tag == TYPE_INDOM_V2 else 3]
+    size = 8 if tag == TYPE_INDOM_V2 else 12
     at = 4 + size
     if len(payload) < at + 8:
         raise Declined(MetaReason.SHORT)
+    stamp = _timestamp(payload, size == 8)
     indom, numinst = struct.unpack_from(">Ii", payload, at)
     at += 8
     count = max(numinst, 0)
@@ -79,7 +89,7 @@ def parse_meta_fast(record: RawRecord, version: int) -> Any:
     instlist = ListContainer(ints.unpack_from(payload, at))
     offsets = ListContainer(ints.unpack_from(payload, at + 4 * count))
     strtab = payload[at + 8 * count:]
-    body = Container(timestamp=stamp.parse(payload[4:4 + size]), indom=PmInDom(indom), numinst=numinst,
+    body = Container(timestamp=stamp, indom=PmInDom(indom), numinst=numinst,
                      instlist=instlist, offsets=offsets, strtab=strtab,
                      names=string_table_names(offsets, strtab))
     return Container(type=tag, body=body)
@@ -125,10 +135,11 @@ def _units(word: bytes) -> Any:
 def _labels(payload: bytes, tag: int) -> Any:
     """A label-set record: its sets, each with its JSON and pmLabel entries (a count below
     zero reads as none, as the schema reads it)."""
-    stamp, size = _TIMESTAMPS[2 if tag == TYPE_LABEL_V2 else 3]
+    size = 8 if tag == TYPE_LABEL_V2 else 12
     at = 4 + size
     if len(payload) < at + 12:
         raise Declined(MetaReason.SHORT)
+    stamp = _timestamp(payload, size == 8)
     kind, ident, nsets = _LABEL_HEAD.unpack_from(payload, at)
     at += 12
     sets = ListContainer()
@@ -150,7 +161,7 @@ def _labels(payload: bytes, tag: int) -> Any:
                                for n, nl, fl, v, vl in _LABEL.iter_unpack(payload[at:at + _LABEL.size * count]))
         at += _LABEL.size * count
         sets.append(Container(inst=inst, jsonlen=jsonlen, json=json, nlabels=nlabels, labels=labels))
-    body = Container(timestamp=stamp.parse(payload[4:4 + size]), type=kind, ident=ident, nsets=nsets,
+    body = Container(timestamp=stamp, type=kind, ident=ident, nsets=nsets,
                      sets=sets, tail=payload[at:])
     return Container(type=tag, body=body)
 

@@ -227,6 +227,12 @@ class Component:
             stream, self.name, first_offset=LABEL_SIZE[self.version],
             clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing))
 
+    @property
+    def stream(self) -> ByteStream:
+        """The opened stream, read as far as the pass has read (the label at least)."""
+        assert self._stream is not None
+        return self._stream
+
     def framed(self, framing: Callable[[ByteStream], Iterator[RawRecord]]) -> Iterator[RawRecord]:
         """The records ``framing`` frames from the stream after the label, a read or
         decompression failure reported as ``file.read``."""
@@ -239,23 +245,29 @@ class Component:
         except (EOFError, OSError, ValueError) as exc:
             raise self._read_error(exc) from None
 
-    def index_entries(self) -> Iterator[tuple[int, int, Any]]:
-        """Index entries after the label: (entry number, byte offset, parsed entry)."""
-        stream = self._stream
+    def index_entries(self, stream: ByteStream | None = None, skip: int = 0) -> Iterator[tuple[int, int, Any]]:
+        """Index entries after the label: (entry number, byte offset, parsed entry), one
+        read and one schema parse each (the reference of ``index.entries``, io/index.py);
+        from ``stream`` (one ``reopened``) where given, the first ``skip`` entries read
+        but not given."""
+        if stream is None:
+            stream = self._stream
         assert stream is not None
+        read = stream.read
         size = INDEX_ENTRY_SIZE[self.version]
         schema = structs(self.version).index_entry
         offset = LABEL_SIZE[self.version]
         number = 1
         while True:
-            data = self._guard(lambda: stream.read(size))
+            data = self._guard(lambda: read(size))
             if not data:
                 return
             if len(data) < size:
                 # libpcp ignores a partial last entry; keep its bytes
                 self.trailing.append(data)
                 return
-            yield number, offset, schema.parse(data)
+            if number > skip:
+                yield number, offset, schema.parse(data)
             number += 1
             offset += size
 

@@ -101,10 +101,7 @@ class _TimevalAdapter(Adapter):
 
 class _T3Adapter(Adapter):
     def _decode(self, obj: Any, context: Any, path: str) -> Timestamp:
-        sec = obj.sec_low | (obj.sec_high << 32)
-        if sec >= 1 << 63:
-            sec -= 1 << 64
-        return Timestamp(sec, obj.nsec)
+        return Timestamp.from_t3(obj.sec_low, obj.sec_high, obj.nsec)
 
     def _encode(self, obj: Timestamp, context: Any, path: str) -> dict[str, int]:
         sec = obj.sec & 0xFFFFFFFFFFFFFFFF
