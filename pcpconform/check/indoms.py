@@ -30,11 +30,13 @@ def check_indom(ctx: Context, rec: RawRecord, tag: int, b: Any) -> None:
     if tag != TYPE_INDOM_V2 and list(b.instlist) != sorted(b.instlist):
         ctx.add("indom.unsorted", f, "instance ids are not in ascending order", field="indom.instlist", **where)
     history = ctx.st.indoms.setdefault(int(b.indom), [])
+    stamps = ctx.st.indom_stamps.setdefault(int(b.indom), [])
     stamp = b.timestamp.total_nsec()
-    pos = bisect.bisect_right([h[0] for h in history], stamp)
+    pos = bisect.bisect_right(stamps, stamp)
     if delta:
         names = _apply_delta(ctx, f, where, b, history[pos - 1][2] if history and pos else None)
     history.insert(pos, (stamp, frozenset(names), names))
+    stamps.insert(pos, stamp)
 
 
 def _clean(instlist: list[int], offsets: list[int], names: list[bytes | None], strtab: bytes) -> bool:

@@ -104,6 +104,7 @@ class ArchiveState:
     descs: dict[int, Any] = field(default_factory=dict)
     names: dict[bytes, int] = field(default_factory=dict)
     indoms: dict[int, IndomHistory] = field(default_factory=dict)
+    indom_stamps: dict[int, list[int]] = field(default_factory=dict)    # each history's times
     meta_offsets: list[int] = field(default_factory=list)   # timestamped .meta records
     meta_stamps: list[int] = field(default_factory=list)    # and their timestamps (ns)
     meta_size: int | None = None                  # None: .meta missing or unreadable

@@ -447,7 +447,7 @@ class ValueChecks:
         history = self.ctx.st.indoms.get(indom)
         if not history:
             return None
-        stamps = [h[0] for h in history]
+        stamps = self.ctx.st.indom_stamps[indom]
         pos = bisect.bisect_right(stamps, ns)
         if not pos:
             return None
