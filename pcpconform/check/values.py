@@ -334,11 +334,13 @@ class CounterRule(ValueRule):
 
     def columns(self, vc: ValueChecks, shape: LearnedShape) -> ShapeCheck | None:
         columns: list[tuple[int, tuple[int, ...], Callable[[bytes], tuple[Any, ...]]]] = []
+        counted: set[int] = set()
         for vs in shape.vsets:
             if not is_counter((vs.ptype, vs.sem, vs.indom)):
                 continue
-            if any(pmid == vs.pmid for pmid, _, _ in columns):
+            if vs.pmid in counted:
                 raise Declined(ValueReason.COUNTER_TWICE)   # compared with itself in the record
+            counted.add(vs.pmid)
             if vs.valfmt != 0 and any(b <= a for a, b in itertools.pairwise(off for off, _, _ in vs.blocks)):
                 raise Declined(ValueReason.COUNTER_COLUMN)
             columns.append((vs.pmid, vs.insts, vs.reader()))
