@@ -22,8 +22,6 @@ are the reader's own. This is the registered fast path ``io.frames`` of
 from __future__ import annotations
 
 import enum
-import os
-import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,11 +109,7 @@ class _Chunks:
 def framed_records(comp: Component, stats: PathStats, kind: str = "volume") -> Iterator[RawRecord]:
     """The records of an opened data volume (or .meta, ``kind`` "meta"), as
     ``comp.records(kind)`` gives them."""
-    try:
-        regular = stat.S_ISREG(os.stat(comp.path).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
+    if not comp.regular:
         stats.decline(PATH, FrameReason.NOT_REGULAR)
         return comp.records(kind)
     return comp.framed(lambda stream: _framed(comp, stream, 8 if kind == "meta" else 4, stats))

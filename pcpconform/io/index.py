@@ -13,8 +13,6 @@ is not regular (it could not be read again) is left to the reader.
 from __future__ import annotations
 
 import enum
-import os
-import stat
 import struct
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,11 +55,7 @@ def _v3(fields: tuple[int, ...]) -> Any:
 
 def index_entries(comp: Component, stats: PathStats) -> Iterator[tuple[int, int, Any]]:
     """``comp.index_entries()`` (an opened .index), read a chunk at a time."""
-    try:
-        regular = stat.S_ISREG(os.stat(comp.path).st_mode)
-    except OSError:
-        regular = False
-    if not regular:
+    if not comp.regular:
         stats.decline(PATH, IndexReason.NOT_REGULAR)
         return comp.index_entries()
     return _chunked(comp, stats)

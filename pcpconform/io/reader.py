@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import stat
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -226,6 +228,15 @@ class Component:
         return self.framed(lambda stream: iter_framed(
             stream, self.name, first_offset=LABEL_SIZE[self.version],
             clean_end_below=8 if kind == "meta" else 4, trailing=self.trailing))
+
+    @property
+    def regular(self) -> bool:
+        """Whether the file is a regular file: one that can be opened again and read the
+        same (what a fast path that reads ahead needs, to hand over after a failed read)."""
+        try:
+            return stat.S_ISREG(os.stat(self.path).st_mode)
+        except OSError:
+            return False
 
     @property
     def stream(self) -> ByteStream:
