@@ -18,6 +18,7 @@ and ends its batch's ownership of it, so no two places hold a last value for one
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 __all__ = ["CounterLayout", "CounterBatch", "CounterHistory"]
@@ -168,6 +169,31 @@ class CounterHistory:
         for pmid, _ in entries:
             self.owner.pop(pmid, None)
         self._last.update(entries)
+
+    def lower(self, batch: CounterBatch, owners: list[CounterBatch | None]) -> bool:
+        """Whether any value of ``batch`` is below the last value of its pmID and
+        instance, held as tuples (``owners`` None: compared in Python, ``TypeError``
+        where a value is of another type) or by a batch (``owners``: the batch, in
+        ``layout.pmids`` order; compared by columns, each batch once)."""
+        for pmid, held in zip(batch.layout.pmids, owners):
+            last = None if held is not None else self._last.get(pmid)
+            if last is None:
+                continue
+            insts, now = batch.entry(pmid)
+            if last[0] == insts:
+                if any(map(operator.lt, now, last[1])):
+                    return True
+            else:
+                old = dict(zip(*last))
+                if any(v < old[i] for i, v in zip(insts, now) if i in old):
+                    return True
+        ids = list(map(id, owners))
+        for mine in set(ids) - {id(None)}:
+            held = owners[ids.index(mine)]
+            assert held is not None
+            if batch.lower_than(held, list(map(mine.__eq__, ids))):
+                return True
+        return False
 
     def commit(self, batch: CounterBatch) -> None:
         """``batch`` holds the last values of its pmIDs."""

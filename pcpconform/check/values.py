@@ -391,28 +391,11 @@ class CounterRule(ValueRule):
                 return lambda: history.renew(owner, batch)
             return lambda: history.commit(batch)
         batch = rc.counter_batch(layout)
-        unheld = [pmid for pmid, held in zip(layout.pmids, owners) if held is None] if None in owners else []
-        for pmid in unheld:
-            last = history.tuples(pmid)
-            if last is None:
-                continue
-            insts, now = batch.entry(pmid)
-            try:
-                if last[0] == insts:
-                    lower = any(map(_lt, now, last[1]))
-                else:
-                    old = dict(zip(*last))
-                    lower = any(v < old[i] for i, v in zip(insts, now) if i in old)
-            except TypeError:   # the last values were of another type (value.vtype)
-                raise Declined(ValueReason.COUNTER) from None
-            if lower:
+        try:
+            if history.lower(batch, owners):
                 raise Declined(ValueReason.COUNTER)
-        ids = list(map(id, owners))
-        for mine in set(ids) - {id(None)}:      # each batch's pmIDs compared by columns
-            held = owners[ids.index(mine)]
-            assert held is not None
-            if batch.lower_than(held, list(map(mine.__eq__, ids))):
-                raise Declined(ValueReason.COUNTER)
+        except TypeError:   # a last value of another type (value.vtype)
+            raise Declined(ValueReason.COUNTER) from None
         return lambda: history.commit(batch)
 
 

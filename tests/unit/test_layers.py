@@ -104,3 +104,13 @@ def test_the_contract_can_fail(tmp_path: Path) -> None:
     planted.write_text("from pcpconform.cli.check import run\n", encoding="utf-8")
     (_, target), = [i for i in imports(planted) if i[1] == "pcpconform.cli.check"]
     assert RANKS[layer(target)] > RANKS[layer("pcpconform.format.values")]
+
+
+#: the most lines a module of the package may have: a module past it does more than one job
+MAX_LINES = 600
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    over = {module: n for module, path in modules()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over}"
