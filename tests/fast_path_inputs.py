@@ -9,6 +9,7 @@ columns, derived-metric schedules and replay schedules over drawn fixtures.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import gzip
 import lzma
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import zstandard
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -176,6 +178,16 @@ def _string_blocks(raw: bytes) -> list[tuple[Any, ...]]:
     """(data, base, lo, hi) of every block of clean string slots the dump of raw makes."""
     lines, _ = iter_mmv_lines(raw, "drawn")
     return [obj.source for obj in lines if isinstance(obj, Block) and obj.kind == "string"]
+
+
+def _packed(data: st.DataObject, raw: bytes, suffix: str) -> bytes:
+    """``raw`` compressed as ``suffix`` says; a ``.zst`` in two frames, split anywhere."""
+    if suffix == ".zst":
+        at = data.draw(st.integers(0, len(raw)), label="frame split")
+        return zstandard.ZstdCompressor().compress(raw[:at]) + zstandard.ZstdCompressor().compress(raw[at:])
+    compress: dict[str, Callable[[bytes], bytes]] = {".xz": lzma.compress, ".gz": gzip.compress,
+                                                     ".bz2": bz2.compress}
+    return compress[suffix](raw)
 
 
 class Families:
@@ -438,11 +450,12 @@ class Families:
         """A data volume or .meta of a mutant, plain or compressed."""
         base = self._written(self._files(data))
         plain = base.with_name(data.draw(st.sampled_from(["a.0", "a.meta"]), label="component"))
-        suffix = data.draw(st.sampled_from(["", ".xz", ".gz"]), label="compression")
+        suffix = data.draw(st.sampled_from(["", ".xz", ".gz", ".bz2", ".zst"]), label="compression")
         if not suffix:
             return (plain,)
+        assume(plain.exists())          # a mutant may have lost it: nothing to compress
         packed = plain.with_name(plain.name + suffix)
-        packed.write_bytes((lzma.compress if suffix == ".xz" else gzip.compress)(plain.read_bytes()))
+        packed.write_bytes(_packed(data, plain.read_bytes(), suffix))
         return (packed,)
 
     def index_file(self, data: st.DataObject) -> tuple[Any, ...]:
@@ -451,10 +464,10 @@ class Families:
         base = self._written(self._files(data))
         plain = base.with_name("a.index")
         assume(plain.exists())
-        suffix = data.draw(st.sampled_from(["", ".xz", ".gz"]), label="compression")
+        suffix = data.draw(st.sampled_from(["", ".xz", ".gz", ".bz2", ".zst"]), label="compression")
         if not suffix:
             return (plain,)
-        packed = (lzma.compress if suffix == ".xz" else gzip.compress)(plain.read_bytes())
+        packed = _packed(data, plain.read_bytes(), suffix)
         if data.draw(st.booleans(), label="cut"):
             packed = packed[:data.draw(st.integers(0, len(packed)), label="kept")]
         out = plain.with_name(plain.name + suffix)

@@ -62,7 +62,7 @@ class CounterBatch:
 
     __slots__ = ("columns", "layout", "seen")
 
-    def __init__(self, layout: CounterLayout, seen: bytes = b"") -> None:
+    def __init__(self, layout: CounterLayout, seen: bytes) -> None:
         self.layout = layout
         #: the whole record's instance column as bytes: a batch of the same layout and the
         #: same ``seen`` has the same instances in every group
@@ -157,10 +157,6 @@ class CounterHistory:
             return batch.entry(pmid)
         return self._last.get(pmid)
 
-    def tuples(self, pmid: int) -> Entry | None:
-        """The last entry of a pmID no batch holds."""
-        return self._last.get(pmid)
-
     def __setitem__(self, pmid: int, entry: Entry) -> None:
         self.owner.pop(pmid, None)
         self._last[pmid] = entry
@@ -172,9 +168,9 @@ class CounterHistory:
 
     def lower(self, batch: CounterBatch, owners: list[CounterBatch | None]) -> bool:
         """Whether any value of ``batch`` is below the last value of its pmID and
-        instance, held as tuples (``owners`` None: compared in Python, ``TypeError``
-        where a value is of another type) or by a batch (``owners``: the batch, in
-        ``layout.pmids`` order; compared by columns, each batch once)."""
+        instance. ``owners``: each pmID's holding batch, in ``layout.pmids`` order; a pmID
+        with none is compared with its tuples in Python (``TypeError`` where a value is
+        of another type), the others by columns, each holding batch once."""
         for pmid, held in zip(batch.layout.pmids, owners):
             last = None if held is not None else self._last.get(pmid)
             if last is None:
@@ -206,9 +202,11 @@ class CounterHistory:
 
     def renew(self, held: CounterBatch, batch: CounterBatch) -> None:
         """``batch`` holds the last values of its pmIDs, all of which ``held``, a batch of
-        the same layout, holds now: ``held`` takes its columns (no pmID changes hands)."""
+        the same layout, holds now: ``held`` takes its columns and the instances they were
+        read with (no pmID changes hands)."""
         assert held.layout is batch.layout
         held.columns = batch.columns
+        held.seen = batch.seen
 
     def clear(self) -> None:
         """Forget every counter (a gap: counters restart)."""

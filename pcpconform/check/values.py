@@ -399,7 +399,8 @@ class CounterRule(ValueRule):
         return lambda: history.commit(batch)
 
 
-#: the value-set rules, in the order the reference path applies them
+#: the value-set rules, in the order the reference path applies them (the instance rule's
+#: record form declines an instance twice before the counter rule's compares by keys)
 VALUE_RULES: list[ValueRule] = [NumvalRule(), DescriptorRule(), ValfmtChangeRule(), InstanceRule(), CounterRule()]
 
 

@@ -133,9 +133,10 @@ def open_component(path: Path) -> ByteStream:
     elif suffix == ".zst":
         import zstandard
 
-        # the reader owns the stream; closing it closes fh (closefd=True)
+        # the reader owns the stream; closing it closes fh (closefd=True); a file of several
+        # frames reads as one stream, as ``zstd -dcq`` (what libpcp runs) reads it
         fh = open(path, "rb")  # noqa: SIM115
-        stream = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)
+        stream = zstandard.ZstdDecompressor().stream_reader(fh, closefd=True, read_across_frames=True)
     else:
         return open(path, "rb")
     return _DecompressorErrors(stream)

@@ -3,11 +3,13 @@
 a small archive's index pass).
 
 An entry's fields are unpacked by ``struct`` from chunks of 4096 entries and given as the
-schema gives them (a ``Container`` of ``timestamp``, ``vol``, ``off_meta``, ``off_data``);
+schema gives them (a ``Container`` of ``timestamp``, ``vol``, ``off_meta``, ``off_data``,
+equal to the schema's; without the ``_io`` key construct adds, which ``==`` passes over);
 a partial last entry is kept in ``trailing`` as the reader keeps it. A failed read (or a
-decompression past the limit) is reported where the reader would report it: the file is
-opened again and the reader reads on from the entry after the last one given. A file that
-is not regular (it could not be read again) is left to the reader.
+decompression past the limit), and a short read that is not the end, are the reader's to
+answer: the file is opened again and the reader reads on from the entry after the last one
+given, so what it gives and where it stops or fails are its own. A file that is not
+regular (it could not be read again) is left to the reader.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class IndexReason(enum.Enum):
     """Why the reader reads (the rest of) an index an entry at a time."""
 
     READ_FAILED = "a read failed: the reader reads the index again, from the entry after those given"
+    SHORT_READ = "a read gave fewer bytes than asked before the end: the reader reads the index again, likewise"
     NOT_REGULAR = "not a regular file (it could not be read again after a failed read)"
 
 
@@ -68,24 +71,34 @@ def _chunked(comp: Component, stats: PathStats) -> Iterator[tuple[int, int, Any]
     make = _v2 if version == 2 else _v3
     stream = comp.stream
     number, offset = 1, LABEL_SIZE[version]
+    want = size * _ENTRIES
     while True:
         try:
-            data = stream.read(size * _ENTRIES)
+            data = stream.read(want)
+            more = stream.read(1) if len(data) < want else b""      # short: the end, or a pause?
         except (FormatError, EOFError, OSError, ValueError):
-            stats.decline(PATH, IndexReason.READ_FAILED)
-            with comp.reopened() as again:
-                yield from comp.index_entries(again, skip=number - 1)
+            yield from _reread(comp, stats, IndexReason.READ_FAILED, number)
+            return
+        if more:
+            yield from _reread(comp, stats, IndexReason.SHORT_READ, number)
             return
         whole = len(data) - len(data) % size
         for fields in unpack(memoryview(data)[:whole]):
             yield number, offset, make(fields)
             number += 1
             offset += size
-        if len(data) < size * _ENTRIES:
+        if len(data) < want:
             if whole < len(data):       # libpcp ignores a partial last entry; its bytes kept
                 comp.trailing.append(data[whole:])
             stats.answer(PATH)
             return
+
+
+def _reread(comp: Component, stats: PathStats, reason: IndexReason, number: int) -> Iterator[tuple[int, int, Any]]:
+    """The reader's entries from entry ``number`` on, the file read again from its start."""
+    stats.decline(PATH, reason)
+    with comp.reopened() as again:
+        yield from comp.index_entries(again, skip=number - 1)
 
 
 def _entries(path: Path, fast: bool) -> tuple[list[tuple[int, int, Any]], Any, bytes]:

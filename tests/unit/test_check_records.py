@@ -144,10 +144,10 @@ def test_a_counter_decrease_after_results_checked_on_columns_is_reported(tmp_pat
     assert COLUMNS.fast(base) == COLUMNS.reference(base)
 
 
-def _same_instances(base: Path, *, decrease_at: int = -1, drop_at: int = -1) -> Path:
-    """30 results of one layout, a U64 counter over the same 150 instances each time;
-    ``decrease_at``: the result whose instance 7 goes to 0; ``drop_at``: the result
-    before which an indom record drops instance 149 (still in every result)."""
+def _one_layout(base: Path, sets: list[list[tuple[int, int]]], drop_at: int = -1) -> Path:
+    """Results of one layout: a U64 counter over the (instance, value) pairs of ``sets[k]``
+    (150 each) and a gauge; ``drop_at``: the result before which an indom record drops
+    instance 149."""
     from pcpconform.format.pmtypes import PM_INDOM_NULL, PmID, PmInDom, PmSem, PmType, PmUnits, Timestamp
     from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
 
@@ -159,16 +159,23 @@ def _same_instances(base: Path, *, decrease_at: int = -1, drop_at: int = -1) -> 
     w.put_desc(pmid, PmType.U64, indom, PmSem.COUNTER, PmUnits(), ["same.counter"])
     w.put_desc(gauge, PmType.U32, PM_INDOM_NULL, PmSem.INSTANT, PmUnits(), ["same.gauge"])
     w.put_index(t0)
-    w.put_indom(t0, indom, [(i, f"i{i}") for i in range(150)])
+    w.put_indom(t0, indom, [(i, f"i{i}") for i in range(151)])
     if drop_at >= 0:
-        w.put_indom(Timestamp(t0.sec + drop_at - 1, 500_000_000), indom, [(i, f"i{i}") for i in range(149)])
-    for k in range(30):
-        values = [(i, 0 if (k == decrease_at and i == 7) else 1000 * k + i) for i in range(150)]
+        w.put_indom(Timestamp(t0.sec + drop_at - 1, 500_000_000), indom,
+                    [(i, f"i{i}") for i in range(151) if i != 149])
+    for k, values in enumerate(sets):
         vsets = [ValueSetSpec(pmid, PmType.U64, values), ValueSetSpec(gauge, PmType.U32, [(-1, k)])]
         w.put_result_bytes(w.encode_result(layout_result(3, Timestamp(t0.sec + k, 0), vsets)))
-    w.put_index(Timestamp(t0.sec + 29, 0))
+    w.put_index(Timestamp(t0.sec + len(sets) - 1, 0))
     w.close()
     return base
+
+
+def _same_instances(base: Path, *, decrease_at: int = -1, drop_at: int = -1) -> Path:
+    """30 results over the same 150 instances; ``decrease_at``: the result whose instance 7
+    goes to 0; ``drop_at``: the result before which instance 149 leaves its indom."""
+    return _one_layout(base, [[(i, 0 if (k == decrease_at and i == 7) else 1000 * k + i) for i in range(150)]
+                              for k in range(30)], drop_at)
 
 
 @pytest.mark.parametrize(("edit", "code", "count"), [("none", None, 0), ("decrease", "value.counter-decrease", 1),
@@ -199,6 +206,35 @@ def test_results_repeating_their_instances(tmp_path: Path, monkeypatch: pytest.M
                                           0) == count
     assert report.paths.answered[PATH] == 30 - count
     assert len(renewed) >= 30 - 2 * count - 2
+    fast = report.to_json()
+    fast.pop("seconds")
+    assert {k: v for k, v in fast.items() if k != "paths"} == {k: v for k, v in reference.items() if k != "paths"}
+
+
+_A, _B = list(range(150)), [*range(149), 150]
+
+
+@pytest.mark.parametrize(("order", "last", "code"), [
+    ("ABAB", (150, 1500), None),                        # 150 is not in the A before: nothing to compare
+    ("ABAB", (5, 5), "value.counter-decrease"),         # 5 below the A before's
+    ("ABAA", (149, 5), "value.counter-decrease"),       # 149 below the A before's
+    ("ABAB", None, None), ("ABBA", None, None), ("AABBAA", None, None)])
+def test_results_whose_instances_change_and_come_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: str,
+                                                       last: tuple[int, int] | None, code: str | None) -> None:
+    """A layout's instances changing and coming back (A, B, A...): each result's counters
+    are read with its own instances, whichever result of the layout came before, so the
+    report is the reference path's."""
+    from pcpconform.check import columns as columns_module
+
+    sets = [[(i, 1000 * k + i) for i in (_A if which == "A" else _B)] for k, which in enumerate(order)]
+    if last is not None:
+        sets[-1] = [(i, last[1] if i == last[0] else v) for i, v in sets[-1]]
+    base = _one_layout(tmp_path / "a", sets)
+    reference = COLUMNS.reference(base)
+    monkeypatch.setattr(columns_module.ResultColumns, "check", lambda self, rec, info: False)
+    report = check_archive(base)
+    assert [d.code for d in report.diagnostics] == ([code] if code else [])
+    assert report.paths.answered[PATH] == len(order) - (1 if code else 0)
     fast = report.to_json()
     fast.pop("seconds")
     assert {k: v for k, v in fast.items() if k != "paths"} == {k: v for k, v in reference.items() if k != "paths"}

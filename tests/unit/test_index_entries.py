@@ -135,3 +135,55 @@ def test_a_file_that_is_not_regular_is_left_to_the_reader(written: bytes, tmp_pa
         os.waitpid(pid, 0)
     assert got == _outcome(path, Component.index_entries)
     assert stats.reasons(index.PATH)[IndexReason.NOT_REGULAR] == 1
+
+
+@pytest.mark.parametrize("split", [0, 1, 132 + 32 * 3000, 132 + 32 * 3000 + 4, 132 + 32 * 3000 + 17])
+def test_a_zstd_file_of_two_frames_reads_as_one_stream(written: bytes, tmp_path: Path, split: int) -> None:
+    """``zstd -dcq`` (what libpcp runs for ``.zst``) reads on across frames, wherever the
+    split falls: so do both readers, entry by entry and a chunk at a time."""
+    import zstandard
+
+    path = tmp_path / "a.index.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(written[:split])
+                     + zstandard.ZstdCompressor().compress(written[split:]))
+    plain = tmp_path / "a.index"
+    plain.write_bytes(written)
+    stats = PathStats()
+    assert _outcome(path, lambda comp: index_entries(comp, stats)) == _outcome(path, Component.index_entries) \
+        == _outcome(plain, Component.index_entries)
+    assert stats.answered[index.PATH] == 1
+
+
+class _Pausing:
+    """A stream that gives at most ``most`` bytes a read (as a decompressor may at its
+    frames' ends): short reads that are not the end."""
+
+    def __init__(self, data: bytes, most: int) -> None:
+        self._data, self._most = data, most
+
+    def read(self, size: int = -1) -> bytes:
+        size = self._most if size < 0 else min(size, self._most)
+        out, self._data = self._data[:size], self._data[size:]
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("short", [5000, 3])
+def test_a_short_read_that_is_not_the_end_is_the_readers(written: bytes, tmp_path: Path, short: int,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream that pauses mid-file (at 5000 bytes, or 3 bytes short of a chunk): the
+    reader's answer (here, read entry by entry, it reads to the end), the chunk that came
+    back short read again by it (counted)."""
+    import pcpconform.io.reader as reader
+
+    most = short if short > 100 else INDEX_ENTRY_SIZE[written[7]] * 4096 - short
+    path = tmp_path / "a.index"
+    path.write_bytes(written)
+    monkeypatch.setattr(reader, "open_component", lambda p: _Pausing(p.read_bytes(), most))
+    stats = PathStats()
+    fast = _outcome(path, lambda comp: index_entries(comp, stats))
+    assert fast == _outcome(path, Component.index_entries)
+    assert len(fast[0]) == 10_000
+    assert stats.reasons(index.PATH)[IndexReason.SHORT_READ] == 1
