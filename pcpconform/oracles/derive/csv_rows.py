@@ -221,27 +221,28 @@ class _Head:
 def _columns_text(rows: CsvRows, sample: Sample, heads: list[_Head], by_q: list[list[Any]],
                   q: int) -> str | RowReason:
     """One fetch's rows from the columns, or why ``CsvRows.sample_text`` must make them."""
-    when = f"{sample.time.sec}.{sample.time.nsec:09d}"
     names_of = rows.rows_of.names
-    lines = []
+    bodies = []
+    values: list[Any] = []
     for head, at_q in zip(heads, by_q):
         got = at_q[q]
         if got is None:
             return RowReason.PARTIAL
-        insts, values = got
+        insts, metric_values = got
         names = head.names if head.names is not None else names_of(head.desc, sample)
         last = head.last
-        if last[0] is names and last[1] is insts:
-            template = last[2]
-        else:
+        if last[0] is not names or last[1] is not insts:
             template = rows.template(head.pmid, names, insts)[1]
-            head.last = (names, insts, template)
-        if not template:
+            # the rows without their times: every row starts a line, and no field of a
+            # plain template holds a newline, so the times go in after each newline
+            last = head.last = (names, insts, template[2:].replace("\n%s", "\n"))
+        if not last[2]:
             return RowReason.QUOTED
-        args = [when] * (2 * len(values))
-        args[1::2] = values
-        lines.append(template % tuple(args))
-    return "".join(lines)
+        bodies.append(last[2])
+        values += metric_values
+    when = f"{sample.time.sec}.{sample.time.nsec:09d}"
+    text: str = "".join(bodies) % tuple(values)
+    return when + text[:-1].replace("\n", "\n" + when) + "\n"
 
 
 def _same_text(a: Iterator[str], b: Iterator[str]) -> bool:
