@@ -1,8 +1,8 @@
 """A pmdumplog -a style listing of an archive, for people.
 
 Results are listed a run of records at a time (``dump.text-run``): the compiled result
-kernel reads the run's value sets and prints every value (``io.result_kernel``), and a
-result's lines are one ``%`` template per layout. Its reference lists each record on its
+kernel reads the run's value sets, and a result's lines are one ``%`` template per layout,
+which the kernel fills with every value printed (``io.result_kernel``). Its reference lists each record on its
 own: the value-set lines a column at a time (``dump.text-vsets``, whose reference is
 ``reference_vsets``, value by value), each column's values printed at once
 (``dump.text-column``, reference ``printed_value`` of each).
@@ -22,12 +22,12 @@ from pcpconform.dump.jsonl import escape_bytes, sem_token
 from pcpconform.fastpath import Declined, PathStats, register
 from pcpconform.format.pmtypes import TYPE_DESCRIPTIONS, LabelType, PmID, PmInDom, PmType, Timestamp
 from pcpconform.format.timezone import UTC_ZONE, ArchiveZone
-from pcpconform.format.values import F32, decode_block
+from pcpconform.format.values import F32
 from pcpconform.io.archive import Archive
 from pcpconform.io.bulk import DecodedResult, decode_result
 from pcpconform.io.decoded import result_head
 from pcpconform.io.reader import RawRecord
-from pcpconform.io.result_kernel import STATUS, KernelReason, joined, printed_numbers, run_columns
+from pcpconform.io.result_kernel import STATUS, KernelReason, filled_text, joined, run_columns
 
 __all__ = ["write_text", "when_text", "value_text", "printed_value", "reference_vsets",
            "printed_values", "printed_column", "PrintReason", "run_text_records", "run_text_kernel",
@@ -85,26 +85,27 @@ def write_text(archive: Archive, out: TextIO, *, utc: bool = False) -> None:
         out.write(f"Archive zoneinfo: {lab.zoneinfo}\n")
     out.write(f"PID for pmlogger: {lab.pid}\n\n")
     out.write("Descriptions for Metrics in the Log ...\n")
+    texts: list[str] = []       # a section's lines written together: one write, not thousands
     for d in md.descs.values():
         try:
             tdesc = TYPE_DESCRIPTIONS[PmType(d.type)]
         except ValueError:
             tdesc = f"type {d.type}"
         indom_text = "PM_INDOM_NULL 0xffffffff" if d.indom.is_null else f"{d.indom} 0x{int(d.indom):x}"
-        out.write(f"PMID: {d.pmid} ({', '.join(d.names)})\n")
-        out.write(f"    Data Type: {tdesc}  InDom: {indom_text}\n")
-        out.write(f"    Semantics: {sem_token(d.sem)}  Units: {d.units}\n")
+        texts.append(f"PMID: {d.pmid} ({', '.join(d.names)})\n"
+                     f"    Data Type: {tdesc}  InDom: {indom_text}\n"
+                     f"    Semantics: {sem_token(d.sem)}  Units: {d.units}\n")
         for oneline in (True, False):
             text = archive.help_text(d.pmid, oneline=oneline)
             if text:
-                out.write(f"    {'Help' if oneline else 'Full help'}: {text}\n")
+                texts.append(f"    {'Help' if oneline else 'Full help'}: {text}\n")
+    out.write("".join(texts))
     out.write("\nInstance Domains in the Log ...\n")
     for indom, history in md.indoms.items():
         out.write(f"InDom: {PmInDom(indom)}\n")
         for rec in history:
             out.write(f"{zone.when(rec.timestamp)} {len(rec.instances)} instances\n")
-            for inst, name in rec.instances.items():
-                out.write(f"   {inst} or \"{name}\"\n")
+            out.write("".join([f"   {inst} or \"{name}\"\n" for inst, name in rec.instances.items()]))
     if md.labels:
         out.write("\nLabel Sets in the Log ...\n")
         for lr in md.labels:
@@ -359,31 +360,30 @@ def run_text_records(lines: ResultLines, records: list[RawRecord]) -> str:
 
 
 def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
-    """``run_text_records`` from the compiled kernel's columns of the whole run and its
-    printed numbers (``io.result_kernel``); ``Declined`` with the kernel's reason for the
-    first record it does not read. No numpy: a small archive's dump does not load it."""
+    """``run_text_records`` from the compiled kernel's columns of the whole run, its values
+    printed by the kernel into their layouts' templates (``io.result_kernel``); ``Declined``
+    with the kernel's reason for the first record it does not read. No numpy: a small
+    archive's dump does not load it."""
     version = lines.archive.version
     buf, bounds = joined(records)
     columns = run_columns(buf, bounds, version)
     status = columns[0]
     if any(status):
         raise Declined(STATUS[next(s for s in status if s)])
-    printed, missing = printed_numbers(buf, bounds, columns, lines.types)
     rec_vset, vset_val = memoryview(columns[1]).cast("q").tolist(), memoryview(columns[5]).cast("q").tolist()
-    pmids = memoryview(columns[2]).cast("I").tolist()
-    numvals, insts = memoryview(columns[3]).cast("i").tolist(), memoryview(columns[6]).cast("i").tolist()
-    if len(missing):
-        _print_the_rest(lines, printed, missing, buf, bounds, columns, (rec_vset, pmids, vset_val))
     # a record's layout: its pmIDs, numvals and instances; its template is reused while the
-    # instance domain records it was made with are still the ones in force
+    # instance domain records they were made with are still the ones in force
     pmid_b, numval_b, inst_b = columns[2], columns[3], columns[6]
+    pmids = numvals = insts = None      # as lists: only where a new layout is made
     when, known, bisect_right = lines.zone.when, lines.layouts, bisect.bisect_right
-    out: list[str] = []
+    heads: list[str] = []
+    templates: list[str] = []
     for r, record in enumerate(records):
         stamp = result_head(record.data, version)[0]
         k0, k1 = rec_vset[r], rec_vset[r + 1]
         if k0 == k1:
-            out.append(f"[{len(record.data)} bytes]\n{when(stamp)}  <mark>\n\n")
+            heads.append(f"[{len(record.data)} bytes]\n{when(stamp)}  <mark>\n\n")
+            templates.append("")
             continue
         at = (stamp.sec, stamp.nsec)
         v0, v1 = vset_val[k0], vset_val[k1]
@@ -392,29 +392,19 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
         if hit is not None and all(bisect_right(stamps, at) == pos for stamps, pos in hit[1]):
             template = hit[0]
         else:
+            if pmids is None:
+                pmids = memoryview(pmid_b).cast("I").tolist()
+                numvals, insts = memoryview(numval_b).cast("i").tolist(), memoryview(inst_b).cast("i").tolist()
+            assert numvals is not None and insts is not None
             template, held = lines.layout_template(at, pmids[k0:k1], numvals[k0:k1], insts, vset_val[k0:k1 + 1])
             lines.layout_chars += len(template)
             if lines.layout_chars > LAYOUT_CHARS:   # memory stays flat where layouts never repeat
                 known.clear()
                 lines.layout_chars = len(template)
             known[key] = (template, held)
-        out.append(f"[{len(record.data)} bytes]\n{when(stamp)} {k1 - k0} metric{'s' if k1 - k0 != 1 else ''}\n")
-        out.append(template % tuple(printed[v0:v1]))
-    return "".join(out)
-
-
-def _print_the_rest(lines: ResultLines, printed: list[str | None], missing: memoryview, buf: bytes,
-                    bounds: Any, columns: tuple[bytes, ...], rows: tuple[list[int], list[int], list[int]]) -> None:
-    """Any value the kernel leaves unprinted (it prints every value of a record it reads:
-    none is left unless its contract changes), by ``printed_value``."""
-    rec_vset, pmids, vset_val = rows
-    vtype, vlen = memoryview(columns[8]).cast("i"), memoryview(columns[9]).cast("i")
-    boff = memoryview(columns[10]).cast("q")
-    types = lines.types
-    for i in missing.tolist():
-        k = bisect.bisect_right(vset_val, i) - 1
-        start = bounds[bisect.bisect_right(rec_vset, k) - 1] + boff[i]
-        printed[i] = printed_value(decode_block(vtype[i], buf[start + 4:start + vlen[i]]), types.get(pmids[k]))
+        heads.append(f"[{len(record.data)} bytes]\n{when(stamp)} {k1 - k0} metric{'s' if k1 - k0 != 1 else ''}\n")
+        templates.append(template)
+    return filled_text(buf, bounds, columns, lines.types, heads, templates)
 
 
 RUN = register("dump.text-run", reference=run_text_records, fast=run_text_kernel,

@@ -140,6 +140,8 @@ class PmID(int):
     __slots__ = ()
 
     def __new__(cls, value: int | str) -> PmID:
+        if isinstance(value, str) and value.strip().upper() == "PM_ID_NULL":    # what str() gives
+            return super().__new__(cls, PM_ID_NULL)
         if isinstance(value, str) and value.strip().lower().startswith("0x"):
             value = int(value, 16)
         if isinstance(value, str):

@@ -29,6 +29,8 @@ class ArchiveZone:
         self.tz = (tz or "").strip("\0")
         self.is_utc = self.tz in ("", "UTC", "UTC0", ":UTC", "GMT", "GMT0", "Z")
         self._cache: dict[int, tuple[int, str]] = {}
+        # the last local minute shown, and its "YYYY-MM-DD HH:MM:": results come seconds apart
+        self._minute: tuple[int, str] = (0, "")
 
     def _offset(self, sec: int) -> tuple[int, str]:
         """Seconds east of UTC and the zone abbreviation at ``sec``."""
@@ -56,15 +58,20 @@ class ArchiveZone:
     def when(self, ts: Timestamp) -> str:
         """``YYYY-MM-DD HH:MM:SS.nnnnnnnnn ZONE`` (``...Z`` in UTC); ``@sec.nsec`` when the
         time is outside what a calendar date can show."""
+        gmtoff, abbrev = (0, "") if self.is_utc else self._offset(ts.sec)
+        suffix = "Z" if self.is_utc else " " + abbrev
+        minute, second = divmod(ts.sec + gmtoff, 60)
+        if self._minute[0] == minute and self._minute[1]:
+            return f"{self._minute[1]}{second:02d}.{ts.nsec:09d}{suffix}"
         try:
-            if self.is_utc:
-                dt = datetime.fromtimestamp(ts.sec, tz=UTC)
-                return dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts.nsec:09d}Z"
-            gmtoff, abbrev = self._offset(ts.sec)
-            dt = datetime.fromtimestamp(ts.sec, tz=UTC) + timedelta(seconds=gmtoff)
-            return dt.strftime("%Y-%m-%d %H:%M:%S") + f".{ts.nsec:09d} {abbrev}"
+            dt = datetime.fromtimestamp(ts.sec, tz=UTC)
+            if gmtoff:
+                dt += timedelta(seconds=gmtoff)
+            text = dt.strftime("%Y-%m-%d %H:%M:%S")
         except (OverflowError, OSError, ValueError):
             return f"@{ts.sec}.{ts.nsec:09d}"
+        self._minute = (minute, text[:-2])
+        return f"{text}.{ts.nsec:09d}{suffix}"
 
 
 UTC_ZONE = ArchiveZone(None)

@@ -291,60 +291,147 @@ static int print_value(char *out, size_t size, const unsigned char *d, int64_t o
     return 0;
 }
 
+/* The text being made: bytes, UTF-8 where a piece is not ASCII (wide). */
+typedef struct {
+    char *at;
+    Py_ssize_t len, cap;
+    int wide;
+} Text;
+
+static int text_reserve(Text *t, Py_ssize_t more) {
+    if (t->len + more <= t->cap) return 0;
+    Py_ssize_t cap = t->cap ? t->cap : 1 << 16;
+    while (cap < t->len + more) cap *= 2;
+    char *at = PyMem_Realloc(t->at, (size_t)cap);
+    if (at == NULL) { PyErr_NoMemory(); return -1; }
+    t->at = at;
+    t->cap = cap;
+    return 0;
+}
+
+static int text_put(Text *t, const char *s, Py_ssize_t n) {
+    if (text_reserve(t, n)) return -1;
+    memcpy(t->at + t->len, s, (size_t)n);
+    t->len += n;
+    return 0;
+}
+
+/* a str piece: its characters as they are, or its UTF-8 (lone surrogates, which the
+ * archive's names hold for bytes that are not UTF-8, kept as they are by surrogatepass) */
+static int text_str(Text *t, PyObject *s) {
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "a piece of text is not a str");
+        return -1;
+    }
+    if (PyUnicode_IS_ASCII(s)) return text_put(t, PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
+    PyObject *utf8 = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+    if (utf8 == NULL) return -1;
+    int rc = text_put(t, PyBytes_AS_STRING(utf8), PyBytes_GET_SIZE(utf8));
+    Py_DECREF(utf8);
+    t->wide = 1;
+    return rc;
+}
+
 /* A block's payload that is not a number, as pmdumplog prints it (dump/text.py value_text):
  * a string of a STRING metric in double quotes, its trailing NULs dropped, bytes 0x20-0x7e
  * but backslash as they are and all else as \\xHH (dump/escape.py escape_bytes); any other
  * bytes as lowercase hex in brackets. */
-static PyObject *bytes_text(const unsigned char *p, Py_ssize_t n, int quoted) {
+static int bytes_text(Text *t, const unsigned char *p, Py_ssize_t n, int quoted) {
     static const char HEX[] = "0123456789abcdef";
+    if (text_reserve(t, 2 + 4 * n)) return -1;
+    char *at = t->at + t->len;
     if (!quoted) {
-        PyObject *text = PyUnicode_New(2 + 2 * n, 127);
-        if (text == NULL) return NULL;
-        Py_UCS1 *at = PyUnicode_1BYTE_DATA(text);
         *at++ = '[';
         for (Py_ssize_t i = 0; i < n; i++) {
-            *at++ = (Py_UCS1)HEX[p[i] >> 4];
-            *at++ = (Py_UCS1)HEX[p[i] & 15];
+            *at++ = HEX[p[i] >> 4];
+            *at++ = HEX[p[i] & 15];
         }
-        *at = ']';
-        return text;
-    }
-    while (n > 0 && p[n - 1] == 0) n--;
-    Py_ssize_t size = 2;
-    for (Py_ssize_t i = 0; i < n; i++) size += (p[i] >= 0x20 && p[i] < 0x7f && p[i] != 0x5c) ? 1 : 4;
-    PyObject *text = PyUnicode_New(size, 127);
-    if (text == NULL) return NULL;
-    Py_UCS1 *at = PyUnicode_1BYTE_DATA(text);
-    *at++ = '"';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != 0x5c) {
-            *at++ = p[i];
-        } else {
-            *at++ = '\\';
-            *at++ = 'x';
-            *at++ = (Py_UCS1)HEX[p[i] >> 4];
-            *at++ = (Py_UCS1)HEX[p[i] & 15];
+        *at++ = ']';
+    } else {
+        while (n > 0 && p[n - 1] == 0) n--;
+        *at++ = '"';
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != 0x5c) {
+                *at++ = (char)p[i];
+            } else {
+                *at++ = '\\';
+                *at++ = 'x';
+                *at++ = HEX[p[i] >> 4];
+                *at++ = HEX[p[i] & 15];
+            }
         }
+        *at++ = '"';
     }
-    *at = '"';
-    return text;
+    t->len = at - t->at;
+    return 0;
 }
 
-/* printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid, types,
- * fallback): the columns result_columns gave for buf and bounds (all its records read),
- * types a dict of pmID to the metric's type (fallback for a pmID not in it: the type an
- * INSITU word is read by; a STRING metric's blocks are strings); a list with each value's
- * printed text, or None where it is not printed (an event array), and the indices of the
- * Nones (int64 bytes). */
-static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
+/* A template's characters (UTF-8 where it is not ASCII) and where the next slot starts. */
+typedef struct {
+    const char *at;
+    Py_ssize_t len, pos;
+    PyObject *utf8;     /* the encoded copy of a template that is not ASCII, or NULL */
+} Template;
+
+static int template_open(Template *tp, Text *t, PyObject *s) {
+    tp->pos = 0;
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "a template is not a str");
+        return -1;
+    }
+    if (PyUnicode_IS_ASCII(s)) {
+        tp->at = PyUnicode_DATA(s);
+        tp->len = PyUnicode_GET_LENGTH(s);
+        return 0;
+    }
+    tp->utf8 = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+    if (tp->utf8 == NULL) return -1;
+    tp->at = PyBytes_AS_STRING(tp->utf8);
+    tp->len = PyBytes_GET_SIZE(tp->utf8);
+    t->wide = 1;
+    return 0;
+}
+
+/* The template's text up to its next "%s" (a "%%" written as "%"): 1 at a slot (passed),
+ * 0 at the template's end, -1 on an error (a '%' before anything but '%' or 's'). */
+static int template_next(Template *tp, Text *t) {
+    for (;;) {
+        const char *pct = memchr(tp->at + tp->pos, '%', (size_t)(tp->len - tp->pos));
+        Py_ssize_t run = pct ? pct - (tp->at + tp->pos) : tp->len - tp->pos;
+        if (text_put(t, tp->at + tp->pos, run)) return -1;
+        tp->pos += run;
+        if (pct == NULL) return 0;
+        if (tp->pos + 1 < tp->len && tp->at[tp->pos + 1] == 's') { tp->pos += 2; return 1; }
+        if (tp->pos + 1 < tp->len && tp->at[tp->pos + 1] == '%') {
+            if (text_put(t, "%", 1)) return -1;
+            tp->pos += 2;
+            continue;
+        }
+        PyErr_SetString(PyExc_ValueError, "a template's '%' is neither \"%%\" nor \"%s\"");
+        return -1;
+    }
+}
+
+/* filled_text(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid, types,
+ * fallback, heads, templates): the text of the records result_columns read from buf and
+ * bounds (all of them), from those columns: for record r, heads[r], then templates[r] (a
+ * str with a "%s" for each of the record's values and "%%" for a '%', as Python's %
+ * reads it) with each value as pmdumplog prints it in its slot, in order. types: a dict of
+ * pmID to the metric's type (fallback for a pmID not in it: the type an INSITU word is read
+ * by; a STRING metric's blocks are strings). A template without a slot for each value, or
+ * a value it cannot print (an event array, which a record result_columns reads never
+ * holds), is a ValueError. */
+static PyObject *filled_text(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer b[9];
-    PyObject *types;
+    PyObject *types, *heads, *templates;
     int fallback;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*O!i", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
-                          &b[7], &b[8], &PyDict_Type, &types, &fallback))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*O!iO!O!", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8], &PyDict_Type, &types, &fallback, &PyList_Type, &heads,
+                          &PyList_Type, &templates))
         return NULL;
-    PyObject *list = NULL, *result = NULL;
-    Col missing = {NULL, 0, 0, 8};
+    PyObject *result = NULL;
+    Text t = {NULL, 0, 0, 0};
+    Template tp = {NULL, 0, 0, NULL};
     const unsigned char *d = b[0].buf;
     const int64_t *bounds = b[1].buf, *rec_vset = b[2].buf, *vset_val = b[3].buf, *boff = b[7].buf;
     const uint32_t *word = b[4].buf;
@@ -353,70 +440,79 @@ static PyObject *printed_values(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t records = b[1].len / 8 - 1, vsets = b[3].len / 8 - 1, values = b[4].len / 4;
     if (records < 0 || vsets < 0 || b[2].len != 8 * (records + 1) || b[8].len != 4 * vsets ||
         b[5].len != 4 * values || b[6].len != 4 * values || b[7].len != 8 * values ||
-        rec_vset[0] != 0 || rec_vset[records] != vsets || vset_val[0] != 0 || vset_val[vsets] != values) {
+        rec_vset[0] != 0 || rec_vset[records] != vsets || vset_val[0] != 0 || vset_val[vsets] != values ||
+        PyList_GET_SIZE(heads) != records || PyList_GET_SIZE(templates) != records) {
         PyErr_SetString(PyExc_ValueError, "columns of different lengths");
         goto done;
     }
-    list = PyList_New(values);
-    if (list == NULL) goto done;
-    char text[64];
+    char number[64];
     for (Py_ssize_t r = 0; r < records; r++) {
         if (rec_vset[r + 1] < rec_vset[r] || rec_vset[r + 1] > vsets || bounds[r + 1] < bounds[r] ||
             bounds[r + 1] > b[0].len) {
             PyErr_SetString(PyExc_ValueError, "rows or bounds out of order");
-            Py_CLEAR(list);
             goto done;
         }
+        Py_CLEAR(tp.utf8);
+        if (text_str(&t, PyList_GET_ITEM(heads, r)) || template_open(&tp, &t, PyList_GET_ITEM(templates, r)))
+            goto done;
         for (int64_t k = rec_vset[r]; k < rec_vset[r + 1]; k++) {
             if (vset_val[k + 1] < vset_val[k] || vset_val[k + 1] > values) {
                 PyErr_SetString(PyExc_ValueError, "rows out of order");
-                Py_CLEAR(list);
                 goto done;
             }
             int32_t ptype = fallback;      /* the metric's type: it reads an INSITU word */
             int string = 0;                 /* a STRING metric: its blocks print as strings */
             if (vset_val[k + 1] > vset_val[k]) {
                 PyObject *key = PyLong_FromUnsignedLong(pmid[k]);
-                if (key == NULL) { Py_CLEAR(list); goto done; }
+                if (key == NULL) goto done;
                 PyObject *known = PyDict_GetItemWithError(types, key);
                 Py_DECREF(key);
                 if (known != NULL) {
-                    long t = PyLong_AsLong(known);
-                    if (t == -1 && PyErr_Occurred()) { Py_CLEAR(list); goto done; }
-                    ptype = (int32_t)t;
-                    string = t == PM_TYPE_STRING;
+                    long type = PyLong_AsLong(known);
+                    if (type == -1 && PyErr_Occurred()) goto done;
+                    ptype = (int32_t)type;
+                    string = type == PM_TYPE_STRING;
                 } else if (PyErr_Occurred()) {
-                    Py_CLEAR(list);
                     goto done;
                 }
             }
             for (int64_t i = vset_val[k]; i < vset_val[k + 1]; i++) {
+                int slot = template_next(&tp, &t);
+                if (slot <= 0) {
+                    if (slot == 0) PyErr_SetString(PyExc_ValueError, "a template has fewer slots than its record's values");
+                    goto done;
+                }
                 int n = 0, inside = vtype[i] < 0 || (boff[i] >= 0 && vlen[i] >= 4 &&
                                                      bounds[r] + boff[i] + vlen[i] <= bounds[r + 1]);
                 if (inside)
-                    n = print_value(text, sizeof text, d + bounds[r], boff[i], vtype[i], vlen[i], word[i],
-                                    ptype);
-                PyObject *item;
+                    n = print_value(number, sizeof number, d + bounds[r], boff[i], vtype[i], vlen[i],
+                                    word[i], ptype);
                 if (n > 0) {
-                    item = PyUnicode_DecodeASCII(text, n, NULL);
+                    if (text_put(&t, number, n)) goto done;
                 } else if (inside && vtype[i] >= 0 && vtype[i] != PM_TYPE_EVENT &&
                            vtype[i] != PM_TYPE_HIGHRES_EVENT) {
-                    item = bytes_text(d + bounds[r] + boff[i] + 4, vlen[i] - 4, string);
+                    if (bytes_text(&t, d + bounds[r] + boff[i] + 4, vlen[i] - 4, string)) goto done;
                 } else {
-                    if (col_reserve(&missing, 1)) { Py_CLEAR(list); goto done; }
-                    CELL(missing, int64_t, missing.n++) = i;
-                    item = Py_NewRef(Py_None);
+                    PyErr_Format(PyExc_ValueError, "value %lld is not printed here", (long long)i);
+                    goto done;
                 }
-                if (item == NULL) { Py_CLEAR(list); goto done; }
-                PyList_SET_ITEM(list, i, item);
             }
         }
+        int end = template_next(&tp, &t);
+        if (end != 0) {
+            if (end > 0) PyErr_SetString(PyExc_ValueError, "a template has more slots than its record's values");
+            goto done;
+        }
     }
-    result = Py_BuildValue("Ny#", list, missing.at ? missing.at : "", missing.n * 8);
-    list = NULL;
+    if (t.wide) {
+        result = PyUnicode_DecodeUTF8(t.at ? t.at : "", t.len, "surrogatepass");
+    } else {
+        result = PyUnicode_New(t.len, 127);
+        if (result != NULL && t.len) memcpy(PyUnicode_DATA(result), t.at, (size_t)t.len);
+    }
 done:
-    Py_XDECREF(list);
-    PyMem_Free(missing.at);
+    Py_XDECREF(tp.utf8);
+    PyMem_Free(t.at);
     for (int j = 0; j < 9; j++) PyBuffer_Release(&b[j]);
     return result;
 }
@@ -424,8 +520,8 @@ done:
 static PyMethodDef methods[] = {
     {"result_columns", result_columns, METH_VARARGS,
      "The value sets and values of a run of result records, as columns."},
-    {"printed_values", printed_values, METH_VARARGS,
-     "Each value of result_columns' columns as pmdumplog prints it, or None."},
+    {"filled_text", filled_text, METH_VARARGS,
+     "The text of result_columns' records: each record's head and layout pieces with its values printed."},
     {NULL, NULL, 0, NULL},
 };
 

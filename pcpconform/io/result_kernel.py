@@ -31,7 +31,7 @@ from pcpconform.io.decoded import DecodedResult, DecodedValueSet, result_head
 from pcpconform.io.reader import RawRecord
 
 __all__ = ["KernelReason", "KERNEL_ERROR", "ResultArrays", "result_arrays", "joined", "run_columns",
-           "run_arrays", "printed_numbers", "decode_run_columns",
+           "run_arrays", "filled_text", "decode_run_columns",
            "decode_run_schema", "COLUMNS"]
 
 _kernel, KERNEL_ERROR = import_kernel("pcpconform.io._resultcols")
@@ -112,20 +112,19 @@ def run_arrays(buf: bytes, bounds: array[int], version: int) -> ResultArrays:
     return ResultArrays(run_columns(buf, bounds, version))
 
 
-def printed_numbers(buf: bytes, bounds: array[int], columns: tuple[bytes, ...],
-                    types: dict[int, int]) -> tuple[list[str | None], memoryview]:
-    """Each value of ``run_columns``' ``columns`` (every record read) as pmdumplog prints
-    it, by the kernel, as ``dump.text.printed_value`` does (numbers, strings of a STRING
-    metric, other bytes as hex); None where it prints nothing (an event array, which a
-    record it reads never holds), and the indices of those (int64). ``types`` (pmID to
-    type) reads an INSITU word and names a STRING metric; a pmID not in it is read as U32,
-    as the decoders read it."""
+def filled_text(buf: bytes, bounds: array[int], columns: tuple[bytes, ...], types: dict[int, int],
+                heads: list[str], templates: list[str]) -> str:
+    """The text of the records ``run_columns`` read (every one): record ``r``'s head, then
+    ``templates[r] % values`` (a ``%s`` per value, ``%%`` a '%'), printed by the kernel as
+    pmdumplog prints them and as ``dump.text.printed_value`` does (numbers, strings of a
+    STRING metric, other bytes as hex). ``types`` (pmID to type) reads an INSITU word and
+    names a STRING metric; a pmID not in it is read as U32, as the decoders read it."""
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
     (_, rec_vset, pmid, _, _, vset_val, _, word, vtype, vlen, boff, _) = columns
-    printed, missing = _kernel.printed_values(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid,
-                                              types, int(PmType.U32))
-    return printed, memoryview(missing).cast("q")
+    text: str = _kernel.filled_text(buf, bounds, rec_vset, vset_val, word, vtype, vlen, boff, pmid, types,
+                                    int(PmType.U32), heads, templates)
+    return text
 
 
 def decode_run_schema(records: list[RawRecord], version: int, types: dict[int, int]) -> list[DecodedResult]:

@@ -1,0 +1,59 @@
+"""The text dump's kernel (``dump.text-run``) fills each layout's ``%`` template itself: the
+template's ``%%`` escapes, names that are not ASCII or not UTF-8, and strings with ``%`` in
+them come out as ``template % values`` and the record-by-record reference give them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pcpconform.dump.text import ResultLines, run_text_kernel, run_text_records
+from pcpconform.fastpath import PathStats
+from pcpconform.fixtures.fixture import load_fixture
+from pcpconform.fixtures.generate import generate_archive
+from pcpconform.format.timezone import UTC_ZONE
+from pcpconform.io.archive import Archive
+
+FIXTURE = """
+archive: {version: VERSION, hostname: h, timezone: UTC, pid: 1, interval: 1}
+metrics:
+  - {name: disk.dev.pct, pmid: 60.0.1, type: u32, sem: instant, indom: 60.1, units: none}
+  - {name: kernel.uname.release, pmid: 60.12.0, type: string, sem: discrete}
+  - {name: disk.dev.label, pmid: 60.12.1, type: string, sem: discrete, indom: 60.1}
+indoms:
+  - indom: 60.1
+    instances: {"50%s": 0, "a%%s": 1, "100%": 2, "caf\\u00e9": 3, "%": 4, "%%": 5, "s%": 6}
+samples:
+  - time: 2026-11-21T08:00:00Z
+    values:
+      disk.dev.pct: {"50%s": 1, "a%%s": 2, "100%": 3, "caf\\u00e9": 4, "%": 5, "%%": 6, "s%": 7}
+      kernel.uname.release: "%s %% %d \\u00e9"
+      disk.dev.label: {"50%s": "%s", "a%%s": "%%s", "100%": "%", "caf\\u00e9": "\\u00e9%s"}
+  - values:
+      disk.dev.pct: {"50%s": 8, "caf\\u00e9": 9}
+  - mark: true
+  - values:
+      disk.dev.pct: {"%": 10, "%%": 11, "s%": 12}
+      kernel.uname.release: "%"
+"""
+
+
+@pytest.mark.parametrize("version", [2, 3])
+@pytest.mark.parametrize("utf8", [True, False])
+def test_kernel_text_is_the_references(tmp_path: Path, version: int, utf8: bool) -> None:
+    (tmp_path / "f.yaml").write_text(FIXTURE.replace("VERSION", str(version)))
+    base = tmp_path / "a"
+    generate_archive(load_fixture(tmp_path / "f.yaml"), base)
+    if not utf8:        # "café" with bytes that are not UTF-8, of the same length
+        meta = Path(f"{base}.meta")
+        raw = meta.read_bytes()
+        assert b"\xc3\xa9" in raw
+        meta.write_bytes(raw.replace(b"\xc3\xa9", b"\xff\xfe"))
+    archive = Archive(base)
+    records = [record for _, record in archive.volume_records()]
+    assert len(records) == 4
+    fast = run_text_kernel(ResultLines(archive, UTC_ZONE, PathStats()), records)
+    assert fast == run_text_records(ResultLines(archive, UTC_ZONE, PathStats()), records)
+    assert ('inst [0 or "50%s"]' in fast and 'inst [1 or "a%%s"]' in fast and '"%s %% %d \\xc3\\xa9"' in fast)
+    assert ('inst [3 or "café"]' in fast) if utf8 else ('inst [3 or "caf\udcff\udcfe"]' in fast)
