@@ -353,6 +353,9 @@ VSETS = register("dump.text-vsets", reference=reference_vsets, fast=column_vsets
                  reasons=PrintReason, inputs="archive-result")
 
 
+RUN_PATH = "dump.text-run"
+
+
 def run_text_records(lines: ResultLines, records: list[RawRecord]) -> str:
     """The lines of a run of results, each record decoded on its own: the reference of
     ``dump.text-run``."""
@@ -361,15 +364,17 @@ def run_text_records(lines: ResultLines, records: list[RawRecord]) -> str:
 
 def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     """``run_text_records`` from the compiled kernel's columns of the whole run, its values
-    printed by the kernel into their layouts' templates (``io.result_kernel``); ``Declined``
-    with the kernel's reason for the first record it does not read. No numpy: a small
-    archive's dump does not load it."""
+    printed by the kernel into their layouts' templates (``io.result_kernel``). A record the
+    kernel does not read is listed by the reference (``ResultLines.record_text``) in its
+    place, counted as declined with the kernel's reason; ``Declined`` where it reads none.
+    No numpy: a small archive's dump does not load it."""
     version = lines.archive.version
     buf, bounds = joined(records)
     columns = run_columns(buf, bounds, version)
     status = columns[0]
-    if any(status):
-        raise Declined(STATUS[next(s for s in status if s)])
+    if status and status.count(0) == 0:       # none read
+        raise Declined(STATUS[status[0]])
+    unread = any(status)
     rec_vset, vset_val = memoryview(columns[1]).cast("q").tolist(), memoryview(columns[5]).cast("q").tolist()
     # a record's layout: its pmIDs, numvals and instances; its template is reused while the
     # instance domain records they were made with are still the ones in force
@@ -379,6 +384,13 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     heads: list[str] = []
     templates: list[str] = []
     for r, record in enumerate(records):
+        if unread and status[r]:
+            # a record the kernel does not read (event arrays, a layout not the writer's)
+            # has no rows: its lines are the reference's, in its place, counted
+            lines.stats.decline(RUN_PATH, STATUS[status[r]])
+            heads.append(lines.record_text(record))
+            templates.append("")
+            continue
         stamp = result_head(record.data, version)[0]
         k0, k1 = rec_vset[r], rec_vset[r + 1]
         if k0 == k1:
@@ -407,5 +419,5 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
     return filled_text(buf, bounds, columns, lines.types, heads, templates)
 
 
-RUN = register("dump.text-run", reference=run_text_records, fast=run_text_kernel,
+RUN = register(RUN_PATH, reference=run_text_records, fast=run_text_kernel,
                reasons=KernelReason, inputs="text-run")

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pcpconform.dump.text import ResultLines, run_text_kernel, run_text_records
-from pcpconform.fastpath import PathStats
+from pcpconform.dump.text import RUN_PATH, ResultLines, run_text_kernel, run_text_records
+from pcpconform.fastpath import Declined, PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.timezone import UTC_ZONE
 from pcpconform.io.archive import Archive
+from pcpconform.io.result_kernel import KernelReason
 
 FIXTURE = """
 archive: {version: VERSION, hostname: h, timezone: UTC, pid: 1, interval: 1}
@@ -57,3 +58,37 @@ def test_kernel_text_is_the_references(tmp_path: Path, version: int, utf8: bool)
     assert fast == run_text_records(ResultLines(archive, UTC_ZONE, PathStats()), records)
     assert ('inst [0 or "50%s"]' in fast and 'inst [1 or "a%%s"]' in fast and '"%s %% %d \\xc3\\xa9"' in fast)
     assert ('inst [3 or "café"]' in fast) if utf8 else ('inst [3 or "caf\udcff\udcfe"]' in fast)
+
+
+EVENTS = """
+archive: {version: 3, hostname: h, timezone: UTC}
+metrics:
+  - {name: ev.records, pmid: 62.0.1, type: event, sem: instant}
+  - {name: ev.param.u32, pmid: 62.0.3, type: u32, sem: instant}
+samples:
+  - time: 1700000000
+    values: {ev.param.u32: 1}
+  - values:
+      ev.records:
+        - {time: 1699999999.5, flags: 1, params: [{pmid: 62.0.3, type: u32, value: 42}]}
+  - values: {ev.param.u32: 2}
+  - values:
+      ev.records:
+        - {time: 1700000002.5, flags: 1, params: [{pmid: 62.0.3, type: u32, value: 43}]}
+"""
+
+
+def test_records_the_kernel_does_not_read_are_the_references_in_place(tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(EVENTS)
+    base = tmp_path / "a"
+    generate_archive(load_fixture(tmp_path / "f.yaml"), base)
+    archive = Archive(base)
+    records = [record for _, record in archive.volume_records()]
+    for run in (records, records[:2], records[1:], records[1:3]):
+        stats = PathStats()
+        fast = run_text_kernel(ResultLines(archive, UTC_ZONE, stats), run)
+        assert fast == run_text_records(ResultLines(archive, UTC_ZONE, PathStats()), run)
+        unread = sum(1 for r in run if r in (records[1], records[3]))
+        assert stats.reasons(RUN_PATH) == {KernelReason.EVENTS: unread}
+    with pytest.raises(Declined):           # nothing the kernel reads: the whole run declined
+        run_text_kernel(ResultLines(archive, UTC_ZONE, PathStats()), [records[1], records[3]])
