@@ -22,13 +22,14 @@ _DYNAMIC_DOMAIN, _DERIVED_CLUSTER = 511, 2048
 
 def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
     f = rec.file
-    names, pmid = d.names, PmID(d.pmid)
+    # item access: a construct Container's attribute access is a Python-level __getattr__
+    names, pmid = d["names"], PmID(d["pmid"])
     name = bytes(names[0]).decode("utf-8", "replace") if names else None
     what = metric_text(pmid, name)
     where = {"record": rec.index, "offset": rec.offset, "metric": name or str(pmid)}
-    ptype, sem, indom = d.type, d.sem, d.indom
-    if d.tail:
-        ctx.add("meta.tail", f, f"{len(d.tail)} bytes after the descriptor's names", field="desc.tail", **where)
+    ptype, sem, indom = d["type"], d["sem"], d["indom"]
+    if d["tail"]:
+        ctx.add("meta.tail", f, f"{len(d['tail'])} bytes after the descriptor's names", field="desc.tail", **where)
     if not -1 <= ptype <= 10:
         ctx.add("desc.type", f, f"{what}: type {type_text(ptype)} is not a PCP type (-1 to 10)",
                 field="desc.type", **where)
@@ -36,8 +37,8 @@ def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
         ctx.add("desc.sem", f, f"{what}: semantics {sem} is not counter (1), instant (3) or "
                 f"discrete (4)" + (" (a NOSUPPORT descriptor, as older pmloggers wrote)"
                                    if ptype == -1 else ""), field="desc.sem", **where)
-    _names(ctx, f, where, d)
-    _units(ctx, f, where, d.units)
+    _names(ctx, f, where, names, int(pmid))
+    _units(ctx, f, where, d["units"])
     if not indom.is_null and indom.domain != pmid.domain and not (
             pmid.domain == _DYNAMIC_DOMAIN and pmid.cluster & _DERIVED_CLUSTER):
         ctx.add("desc.indom-domain", f, f"{what}: indom {indom} is not of the pmID's domain",
@@ -53,10 +54,9 @@ def check_desc(ctx: Context, rec: RawRecord, d: Any) -> None:
                     field=f"desc.{fld}", **where)
 
 
-def _names(ctx: Context, f: str, where: dict[str, Any], d: Any) -> None:
-    names, pmid = d.names, int(d.pmid)
+def _names(ctx: Context, f: str, where: dict[str, Any], names: Any, pmid: int) -> None:
     if not names:
-        ctx.add("desc.no-name", f, f"pmID {d.pmid} has no name", field="desc.names", **where)
+        ctx.add("desc.no-name", f, f"pmID {PmID(pmid)} has no name", field="desc.names", **where)
     owners = ctx.st.names
     for name in names:
         if not name or len(name) >= _MAXPATHLEN:
@@ -66,7 +66,7 @@ def _names(ctx: Context, f: str, where: dict[str, Any], d: Any) -> None:
         owner = owners.setdefault(bytes(name), pmid)
         if owner != pmid:
             ctx.add("desc.name-reused", f, f"name {name.decode('latin-1')} already names "
-                    f"{PmID(owner)}; {d.pmid} loses it", field="desc.names", **where)
+                    f"{PmID(owner)}; {PmID(pmid)} loses it", field="desc.names", **where)
 
 
 def _units(ctx: Context, f: str, where: dict[str, Any], u: Any) -> None:

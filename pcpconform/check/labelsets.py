@@ -37,32 +37,37 @@ def check_labelset(ctx: Context, rec: RawRecord, b: Any) -> None:
 
 
 def _labelset(ctx: Context, f: str, where: dict[str, Any], fld: str, s: Any) -> None:
-    if not 0 <= s.jsonlen <= _MAX_JSONLEN:
-        ctx.add("labelset.json", f, f"jsonlen {s.jsonlen}", field=fld + ".jsonlen", **where)
+    # item access: a construct Container's attributes are Python calls, and a .meta holds
+    # thousands of label sets
+    jsonlen, text, nlabels, labels = s["jsonlen"], s["json"], s["nlabels"], s["labels"]
+    if not 0 <= jsonlen <= _MAX_JSONLEN:
+        ctx.add("labelset.json", f, f"jsonlen {jsonlen}", field=fld + ".jsonlen", **where)
         return
     obj: dict[str, Any] | None
     try:
-        obj = json.loads(s.json) if s.json else {}
+        obj = json.loads(text) if text else {}
         if not isinstance(obj, dict):
             raise ValueError
     except ValueError:
-        ctx.add("labelset.json", f, f"JSON {s.json[:40]!r} is not an object", field=fld + ".json", **where)
+        ctx.add("labelset.json", f, f"JSON {text[:40]!r} is not an object", field=fld + ".json", **where)
         obj = None
-    if s.nlabels > _MAX_NLABELS:
-        ctx.add("labelset.nlabels", f, f"{s.nlabels} labels (at most 255)", field=fld + ".nlabels", **where)
+    if nlabels > _MAX_NLABELS:
+        ctx.add("labelset.nlabels", f, f"{nlabels} labels (at most 255)", field=fld + ".nlabels", **where)
     names = []
-    for lab in s.labels:
-        if lab.name + lab.namelen > len(s.json) or lab.value + lab.valuelen > len(s.json):
+    size = len(text)
+    for lab in labels:
+        at, length = lab["name"], lab["namelen"]
+        if at + length > size or lab["value"] + lab["valuelen"] > size:
             ctx.add("labelset.span", f, "a label span lies outside the JSON", field=fld + ".labels", **where)
             break
-        name = s.json[lab.name:lab.name + lab.namelen].decode("utf-8", "replace")
+        name = text[at:at + length].decode("utf-8", "replace")
         names.append(name)
         if obj is not None and name not in obj:
             ctx.add("labelset.span", f, f"label name {name!r} is not a member of the JSON",
                     field=fld + ".labels", **where)
             break
-    if obj is not None and s.nlabels >= 0 and len(names) == len(s.labels) and len(obj) != s.nlabels:
-        ctx.add("labelset.nlabels", f, f"{s.nlabels} labels for a JSON object of {len(obj)} members",
+    if obj is not None and nlabels >= 0 and len(names) == len(labels) and len(obj) != nlabels:
+        ctx.add("labelset.nlabels", f, f"{nlabels} labels for a JSON object of {len(obj)} members",
                 field=fld + ".nlabels", **where)
     if names and (names != sorted(names) or len(set(names)) != len(names)
                   or not all(_LABEL_NAME_RE.fullmatch(n) or "." in n for n in names)):

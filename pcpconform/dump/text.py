@@ -184,13 +184,14 @@ class ResultLines:
         self.stamps = {indom: [(r.timestamp.sec, r.timestamp.nsec) for r in history]
                        for indom, history in md.indoms.items()}
         self.history = md.indoms
+        self.contents: dict[int, list[int]] = {}       # per instance domain: _contents
         self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
         self.heads: dict[int, str] = {}
         self.indoms: dict[int, int] = {}
         self.escaped: dict[int, tuple[str, int]] = {}      # pmID -> (head with % escaped, indom)
         # result templates by layout (pmIDs, numvals, instances), each with the instance
         # domain records it was made with (layout_template)
-        self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, int], ...]]] = {}
+        self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, list[int], int], ...]]] = {}
         self.layout_chars = 0
 
     def record_text(self, record: RawRecord) -> str:
@@ -203,11 +204,11 @@ class ResultLines:
         return f"[{len(record.data)} bytes]\n{when} {n} metric{'s' if n != 1 else ''}\n{self.vsets(res)}\n"
 
     def layout_template(self, at: tuple[int, int], pmids: list[int], numvals: list[int],
-                        insts: list[int], bounds: list[int]) -> tuple[str, tuple[tuple[Any, int], ...]]:
+                        insts: list[int], bounds: list[int]) -> tuple[str, tuple[tuple[Any, list[int], int], ...]]:
         """The value-set lines of a result of this layout at time ``at``, a ``%s`` for each
         value (value set ``k`` has ``pmids[k]``, ``numvals[k]``, and instances
         ``insts[bounds[k]:bounds[k + 1]]``), and what they hold while: for each instance
-        domain with records, its records' times and how many are in force at ``at``."""
+        domain with records, its records' times, its ``_contents`` and the one at ``at``."""
         out = []
         used: dict[int, None] = {}
         escaped = self.escaped
@@ -233,9 +234,22 @@ class ResultLines:
                 used[indom] = None
                 out.append(head + "\n" + self._template(indom, pos, tuple(insts[lo:hi])))
         out.append("\n")
-        held = tuple((stamps, bisect.bisect_right(stamps, at))
-                     for stamps in map(self.stamps.get, used) if stamps)
+        held = tuple((stamps, self._contents(indom), self._contents(indom)[bisect.bisect_right(stamps, at)])
+                     for indom, stamps in zip(used, map(self.stamps.get, used)) if stamps)
         return "".join(out), held
+
+    def _contents(self, indom: int) -> list[int]:
+        """Per count of the domain's records in force (0 to all of them), the first record
+        of the stretch that holds the same instances and names (a pmlogger writes a domain
+        again unchanged, at each new volume and more): lines made under one hold for all."""
+        ids = self.contents.get(indom)
+        if ids is None:
+            history = self.history.get(indom, [])
+            ids = [0]
+            for p in range(1, len(history) + 1):
+                ids.append(ids[-1] if p >= 2 and history[p - 1].instances == history[p - 2].instances else p)
+            self.contents[indom] = ids
+        return ids
 
     def _indom(self, pmid: int) -> int:
         indom = self.indoms.get(pmid)
@@ -252,10 +266,11 @@ class ResultLines:
 
     def _template(self, indom: int, pos: int, insts: tuple[int, ...]) -> str:
         """The instance lines of ``insts`` under the domain's first ``pos`` records."""
-        key = (indom, pos, insts)
+        first = self._contents(indom)[pos] if pos else 0
+        key = (indom, first, insts)
         template = self.templates.get(key)
         if template is None:
-            names = self.history[indom][pos - 1].instances if pos else {}
+            names = self.history[indom][first - 1].instances if first else {}
             template = "".join(
                 "        inst [" + (f'{inst} or "{names[inst]}"' if inst in names else
                                     f"{inst} or ???").replace("%", "%%") + "] value %s\n"
@@ -401,7 +416,7 @@ def run_text_kernel(lines: ResultLines, records: list[RawRecord]) -> str:
         v0, v1 = vset_val[k0], vset_val[k1]
         key = (pmid_b[4 * k0:4 * k1], numval_b[4 * k0:4 * k1], inst_b[4 * v0:4 * v1])
         hit = known.get(key)
-        if hit is not None and all(bisect_right(stamps, at) == pos for stamps, pos in hit[1]):
+        if hit is not None and all(ids[bisect_right(stamps, at)] == first for stamps, ids, first in hit[1]):
             template = hit[0]
         else:
             if pmids is None:
