@@ -4,16 +4,19 @@ them come out as ``template % values`` and the record-by-record reference give t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from pcpconform.dump.text import RUN_PATH, ResultLines, run_text_kernel, run_text_records
+from pcpconform.dump.text import RUN_PATH, ResultLines, reference_vsets, run_text_kernel, run_text_records
 from pcpconform.fastpath import Declined, PathStats
 from pcpconform.fixtures.fixture import load_fixture
 from pcpconform.fixtures.generate import generate_archive
 from pcpconform.format.timezone import UTC_ZONE
 from pcpconform.io.archive import Archive
+from pcpconform.io.bulk import decode_result
+from pcpconform.io.reader import RawRecord
 from pcpconform.io.result_kernel import KernelReason
 
 FIXTURE = """
@@ -92,3 +95,39 @@ def test_records_the_kernel_does_not_read_are_the_references_in_place(tmp_path: 
         assert stats.reasons(RUN_PATH) == {KernelReason.EVENTS: unread}
     with pytest.raises(Declined):           # nothing the kernel reads: the whole run declined
         run_text_kernel(ResultLines(archive, UTC_ZONE, PathStats()), [records[1], records[3]])
+
+
+QA = Path(os.environ.get("PCPCONFORM_QA_ARCHIVES", "/var/lib/pcp/testsuite/archives"))
+
+
+@pytest.mark.parametrize("name", ["20130706", "pcp-zeroconf"])
+def test_a_domain_written_again_unchanged_keeps_its_lines(name: str) -> None:
+    """PCP's QA archives whose pmlogger wrote instance domains again unchanged (15 of
+    20130706's 17 rewrites, 24 of pcp-zeroconf's 77): every run's text is the reference's,
+    with the templates made under the first record of each stretch kept."""
+    if not Path(f"{QA / name}.index").exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{QA / name} is missing (CI installs PCP's QA archives)")
+        pytest.skip(f"{QA / name} is not installed")
+    archive = Archive(QA / name)
+    histories = archive.metadata.indoms.values()
+    assert any(h[p].instances == h[p - 1].instances for h in histories for p in range(1, len(h)))
+    records = [record for _, record in archive.volume_records()]
+    lines = ResultLines(archive, UTC_ZONE, PathStats())        # one for all runs, as write_text
+    for lo in range(0, len(records), 16):
+        run = records[lo:lo + 16]
+        assert run_text_kernel(lines, run) == "".join(_independent(archive, record) for record in run)
+    assert any(ids != list(range(len(ids))) for ids in lines.contents.values())
+
+
+def _independent(archive: Archive, record: RawRecord) -> str:
+    """A record's text by ``reference_vsets``, whose instance names are the archive's own
+    lookup at the result's time (no template, no cache of ``ResultLines``)."""
+    res = decode_result(record, archive.version, {p: d.type for p, d in archive.metadata.descs.items()},
+                        PathStats())
+    when = UTC_ZONE.when(res.timestamp)
+    if res.is_mark:
+        return f"[{len(record.data)} bytes]\n{when}  <mark>\n\n"
+    n = len(res.vsets)
+    return (f"[{len(record.data)} bytes]\n{when} {n} metric{'s' if n != 1 else ''}\n"
+            f"{reference_vsets(archive, res)}\n")
