@@ -497,7 +497,9 @@ def iter_mmv_lines(data: bytes, file_name: str, *, blocks: bool = True, stats: P
                    ) -> tuple[Iterator[dict[str, Any] | Block], list[dict[str, Any]]]:
     """The dump of ``data`` as it is made: lines, and blocks of lines the columns made
     (``blocks=False``: every line made by the per-entry walk), and the list the problems
-    among them are added to meanwhile; ``stats`` counts what the value kernel did."""
+    among them are added to meanwhile; ``stats`` counts what the value kernel did. A
+    metrics block places its names in the PMDA's namespace when its JSON Lines are first
+    made: make them, if at all, before drawing the next line."""
     walk = _Walk(data, file_name, blocks=blocks, stats=stats)
     return walk.records(), walk.problems
 

@@ -128,12 +128,21 @@ class MetricTable:
         indoms: dict[int, str] = {}
 
         def block(lo: int, hi: int) -> Block:
-            exported = [place(self.names[n][0], self.entries[n].item, self.entries[n].type, self.exported[n])
-                        for n in range(lo, hi)]
+            placed: list[bool] = []
+
+            def exported() -> list[bool]:
+                # placed when the JSON Lines are first made, not before: the listing never
+                # shows them, and a block is taken before the walk goes on, so the names go
+                # into the namespace in entry order all the same
+                if len(placed) < hi - lo:
+                    placed[:] = [place(self.names[n][0], self.entries[n].item, self.entries[n].type,
+                                       self.exported[n]) for n in range(lo, hi)]
+                return placed
 
             def jsonl() -> list[str]:
                 lines = []
                 shorts, longs = self.help_texts
+                flags = exported()
                 for n in range(lo, hi):
                     e = self.entries[n]
                     at = self.base + self.size * n
@@ -154,7 +163,7 @@ class MetricTable:
                         f'"helptext_offset":{e.helptext},"helptext":'
                         f'{"null" if long is None else json_string(long)},'
                         f'"pcp_name":{json_string(self.pcp_names[n])},"pmid":{json_string(pmid(e.item))},'
-                        f'"pcp_indom":{indom},"exported":{"true" if exported[n - lo] else "false"}}}')
+                        f'"pcp_indom":{indom},"exported":{"true" if flags[n - lo] else "false"}}}')
                 return ["\n".join(lines)]
 
             def text() -> list[str]:
