@@ -144,9 +144,29 @@ static long long i64_at(const unsigned char *p) { int64_t v; memcpy(&v, p, 8); r
 static unsigned long long u64_at(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 typedef struct {
-    int type, singular;
+    int ready, type, singular;                       /* ready: read from the list (a call's
+                                                        rows name a few of its metrics) */
     PyObject *json_part, *text_head, *text_name;      /* borrowed from the metrics list */
 } Metric;
+
+/* metrics[k] read into table[k] the first time a row names it */
+static const Metric *metric_at(Metric *table, PyObject *metrics, Py_ssize_t k) {
+    Metric *t = &table[k];
+    if (t->ready) return t;
+    PyObject *m = PyList_GET_ITEM(metrics, k);
+    if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 5) {
+        PyErr_SetString(PyExc_TypeError, "a metric is (type, singular, json_part, text_head, text_name)");
+        return NULL;
+    }
+    t->type = (int)PyLong_AsLong(PyTuple_GET_ITEM(m, 0));
+    t->singular = PyObject_IsTrue(PyTuple_GET_ITEM(m, 1));
+    t->json_part = PyTuple_GET_ITEM(m, 2);
+    t->text_head = PyTuple_GET_ITEM(m, 3);
+    t->text_name = PyTuple_GET_ITEM(m, 4);
+    if (PyErr_Occurred()) return NULL;
+    t->ready = 1;
+    return t;
+}
 
 static const char *token(int t) {
     switch (t) {
@@ -348,19 +368,6 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     table = PyMem_Calloc((size_t)(nmetrics ? nmetrics : 1), sizeof(Metric));
     if (table == NULL) { PyErr_NoMemory(); goto done; }
-    for (Py_ssize_t k = 0; k < nmetrics; k++) {
-        PyObject *m = PyList_GET_ITEM(metrics, k);
-        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 5) {
-            PyErr_SetString(PyExc_TypeError, "a metric is (type, singular, json_part, text_head, text_name)");
-            goto done;
-        }
-        table[k].type = (int)PyLong_AsLong(PyTuple_GET_ITEM(m, 0));
-        table[k].singular = PyObject_IsTrue(PyTuple_GET_ITEM(m, 1));
-        table[k].json_part = PyTuple_GET_ITEM(m, 2);
-        table[k].text_head = PyTuple_GET_ITEM(m, 3);
-        table[k].text_name = PyTuple_GET_ITEM(m, 4);
-        if (PyErr_Occurred()) goto done;
-    }
     Rows r = {data.buf, data.len, keys.buf, nkeys, ids, names, texts, sentinel};
     const Py_ssize_t *at = pos.buf;
     for (Py_ssize_t n = lo; n < hi; n++) {
@@ -369,7 +376,8 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "a row names no metric");
             goto done;
         }
-        const Metric *m = &table[p];
+        const Metric *m = metric_at(table, metrics, p);
+        if (m == NULL) goto done;
         if (token(m->type) == NULL) {
             PyErr_Format(PyExc_ValueError, "row %zd: type %d is not an MMV type", n, m->type);
             goto done;
