@@ -188,7 +188,8 @@ class ResultLines:
         self.templates: dict[tuple[int, int, tuple[int, ...]], str] = {}
         self.heads: dict[int, str] = {}
         self.indoms: dict[int, int] = {}
-        self.escaped: dict[int, tuple[str, int]] = {}      # pmID -> (head with % escaped, indom)
+        # pmID -> (head with % escaped, indom, its line of one value, its line before instances)
+        self.escaped: dict[int, tuple[str, int, str, str]] = {}
         # result templates by layout (pmIDs, numvals, instances), each with the instance
         # domain records it was made with (layout_template)
         self.layouts: dict[tuple[bytes, bytes, bytes], tuple[str, tuple[tuple[Any, list[int], int], ...]]] = {}
@@ -216,8 +217,9 @@ class ResultLines:
         for k, pmid in enumerate(pmids):
             known = escaped.get(pmid)
             if known is None:
-                known = escaped[pmid] = (self._head(pmid).replace("%", "%%"), self._indom(pmid))
-            head, indom = known
+                head = self._head(pmid).replace("%", "%%")
+                known = escaped[pmid] = (head, self._indom(pmid), f"{head} value %s\n", head + "\n")
+            head, indom, single, head_line = known
             numval = numvals[k]
             lo, hi = bounds[k], bounds[k + 1]
             if numval < 0:
@@ -225,14 +227,15 @@ class ResultLines:
             elif numval == 0:
                 out.append(f"{head} No values returned!\n")
             elif hi - lo == 1 and insts[lo] == -1:
-                out.append(f"{head} value %s\n")
+                out.append(single)
             else:
                 pos = at_pos.get(indom)
                 if pos is None:         # the domain's records in force at ``at``
                     stamps = self.stamps.get(indom)
                     pos = at_pos[indom] = bisect.bisect_right(stamps, at) if stamps else 0
                 used[indom] = None
-                out.append(head + "\n" + self._template(indom, pos, tuple(insts[lo:hi])))
+                out.append(head_line)
+                out.append(self._template(indom, pos, tuple(insts[lo:hi])))
         out.append("\n")
         held = tuple((stamps, self._contents(indom), self._contents(indom)[bisect.bisect_right(stamps, at)])
                      for indom, stamps in zip(used, map(self.stamps.get, used)) if stamps)
