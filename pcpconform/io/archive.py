@@ -160,22 +160,27 @@ class Archive:
             return  # libpcp reads, then drops, empty instance-domain records
         delta = m.type == TYPE_INDOM_DELTA
         history = md.indoms.setdefault(int(body.indom), [])
-        if delta:
-            pos = bisect.bisect_right([r.timestamp for r in history], body.timestamp)
-            state = dict(history[pos - 1].instances) if pos else {}
+        stamp = body.timestamp
+        # records come in time order: the common place is the end (no list of times made
+        # per record, which is quadratic in a domain's records)
+        pos = len(history) if not history or not stamp < history[-1].timestamp else \
+            bisect.bisect_right([r.timestamp for r in history], stamp)
+        names = body.names
+        if not delta and None not in names:
+            # every name at once: a NUL ends any UTF-8 sequence, so the names decode as
+            # they would one by one
+            state = dict(zip(body.instlist, _text(b"\0".join(names)).split("\0")))
         else:
-            state = {}
-        for inst, name in zip(body.instlist, body.names):
-            if name is None:
-                if not delta:
-                    raise FormatError("instance name offset -1 in a full instance domain",
-                                      m.record.location("indom.offsets"), "indom.offset")
-                state.pop(inst, None)
-            else:
-                state[inst] = _text(name)
-        record = InDomRecord(body.timestamp, body.indom, state, delta)
-        stamps = [r.timestamp for r in history]
-        history.insert(bisect.bisect_right(stamps, body.timestamp), record)
+            state = dict(history[pos - 1].instances) if delta and pos else {}
+            for inst, name in zip(body.instlist, names):
+                if name is None:
+                    if not delta:
+                        raise FormatError("instance name offset -1 in a full instance domain",
+                                          m.record.location("indom.offsets"), "indom.offset")
+                    state.pop(inst, None)
+                else:
+                    state[inst] = _text(name)
+        history.insert(pos, InDomRecord(stamp, body.indom, state, delta))
 
     def descs(self) -> list[Desc]:
         return list(self.metadata.descs.values())
