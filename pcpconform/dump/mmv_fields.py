@@ -8,7 +8,8 @@ import json
 import re
 import struct
 from collections import namedtuple
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -149,14 +150,28 @@ def is_sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
 
 @dataclass
 class MetricAt:
-    """What a value line repeats of its metric, escaped once per metric."""
+    """What a value line repeats of its metric, escaped once per metric; its exported name
+    and pmID are made when first read (``naming``: of the metric's index, both), as only
+    JSON Lines show them."""
 
     name: str | None
     item: int
     type: int
     indom: int
-    pcp_name: str | None
-    pmid: str | None
+    index: int                  # in its metrics section
+    naming: Callable[[int], tuple[str | None, str | None]] = field(repr=False, compare=False)
+
+    @cached_property
+    def _named(self) -> tuple[str | None, str | None]:
+        return self.naming(self.index)
+
+    @property
+    def pcp_name(self) -> str | None:
+        return self._named[0]
+
+    @property
+    def pmid(self) -> str | None:
+        return self._named[1]
 
     # made when first read: a dump in one format reads one of them
     @cached_property

@@ -9,6 +9,7 @@ line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
@@ -254,12 +255,11 @@ class _Walk:
                 fit = self.fitting(s, kind, count, base)
                 metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
                                                                                self.stats)
-                metrics.exported = [None if t is None else exported_name(self.file_name, decode_text(t), self.flags)
-                                    for t, _ in metrics.names]
-                metrics.pcp_names = [None if x is None else escape_bytes(encode_text(x)) for x in metrics.exported]
+                metrics.naming = (self.file_name, self.flags)
+                naming = functools.partial(self._naming, metrics)
                 metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
-                    MetricAt(name, e.item, e.type, e.indom, pcp_name, self.pmid(e.item))
-                    for e, name, pcp_name in zip(metrics.entries, metrics.escaped, metrics.pcp_names))))
+                    MetricAt(name, e.item, e.type, e.indom, n, naming)
+                    for n, (e, name) in enumerate(zip(metrics.entries, metrics.escaped)))))
                 continue
             if kind != TOC_INDOMS:
                 continue
@@ -291,6 +291,10 @@ class _Walk:
                     yield self.string(n, at, entry)
                 else:
                     yield self.label(n, at, entry)
+
+    def _naming(self, metrics: MetricTable, n: int) -> tuple[str | None, str | None]:
+        """Metric ``n``'s exported name, escaped, and its pmID (MetricAt's, when first read)."""
+        return metrics.pcp_names[n], self.pmid(metrics.entries[n].item)
 
     def fitting(self, s: MmvStructs, kind: int, count: int, base: int) -> int:
         """How many of a section's entries lie inside the file (the walk stops at the first

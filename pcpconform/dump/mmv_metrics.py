@@ -30,7 +30,7 @@ from pcpconform.dump.mmv_fields import (
     units_text,
 )
 from pcpconform.fastpath import PathStats
-from pcpconform.mmv.model import MMV_TYPES, is_singular
+from pcpconform.mmv.model import MMV_TYPES, decode_text, encode_text, exported_name, is_singular
 from pcpconform.mmv.schema import STRING_SIZE, TOC_METRICS
 
 __all__ = ["MetricTable"]
@@ -95,8 +95,19 @@ class MetricTable:
         named = [t for t in raw if t is not None]
         self.escaped: list[str | None] = list(escape_all(named)) if len(named) == len(raw) else \
             [None if t is None else escape_bytes(t) for t in raw]
-        self.exported: list[str | None] = []       # the names the PMDA exports (the walk's)
-        self.pcp_names: list[str | None] = []      # and escaped
+        self.naming: tuple[str, int] = ("", 0)     # the file's name and flags (the walk's)
+
+    @cached_property
+    def exported(self) -> list[str | None]:
+        """The names the PMDA exports the metrics under (made when first read: only JSON
+        Lines show them)."""
+        file_name, flags = self.naming
+        return [None if t is None else exported_name(file_name, decode_text(t), flags) for t, _ in self.names]
+
+    @cached_property
+    def pcp_names(self) -> list[str | None]:
+        """``exported``, escaped."""
+        return [None if x is None else escape_bytes(encode_text(x)) for x in self.exported]
 
     @cached_property
     def help_texts(self) -> tuple[list[str | None], list[str | None]]:
