@@ -30,7 +30,7 @@ class ArchiveZone:
         self.is_utc = self.tz in ("", "UTC", "UTC0", ":UTC", "GMT", "GMT0", "Z")
         self._cache: dict[int, tuple[int, str]] = {}
         # the last local minute shown, and its "YYYY-MM-DD HH:MM:": results come seconds apart
-        self._minute: tuple[int, str] = (0, "")
+        self._minute: tuple[tuple[int, int] | None, str] = (None, "")
 
     def _offset(self, sec: int) -> tuple[int, str]:
         """Seconds east of UTC and the zone abbreviation at ``sec``."""
@@ -58,10 +58,16 @@ class ArchiveZone:
     def when(self, ts: Timestamp) -> str:
         """``YYYY-MM-DD HH:MM:SS.nnnnnnnnn ZONE`` (``...Z`` in UTC); ``@sec.nsec`` when the
         time is outside what a calendar date can show."""
-        gmtoff, abbrev = (0, "") if self.is_utc else self._offset(ts.sec)
+        try:
+            gmtoff, abbrev = (0, "") if self.is_utc else self._offset(ts.sec)
+        except (OverflowError, OSError, ValueError):
+            return f"@{ts.sec}.{ts.nsec:09d}"
         suffix = "Z" if self.is_utc else " " + abbrev
         minute, second = divmod(ts.sec + gmtoff, 60)
-        if self._minute[0] == minute and self._minute[1]:
+        # the calendar's limits fall on whole minutes of UTC and of local time: a time in the
+        # UTC minute and the local minute of one shown before is shown too
+        key = (minute, ts.sec // 60)
+        if self._minute[0] == key:
             return f"{self._minute[1]}{second:02d}.{ts.nsec:09d}{suffix}"
         try:
             dt = datetime.fromtimestamp(ts.sec, tz=UTC)
@@ -70,7 +76,7 @@ class ArchiveZone:
             text = dt.strftime("%Y-%m-%d %H:%M:%S")
         except (OverflowError, OSError, ValueError):
             return f"@{ts.sec}.{ts.nsec:09d}"
-        self._minute = (minute, text[:-2])
+        self._minute = (key, text[:-2])
         return f"{text}.{ts.nsec:09d}{suffix}"
 
 
