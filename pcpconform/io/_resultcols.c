@@ -468,6 +468,11 @@ static PyObject *filled_text(PyObject *Py_UNUSED(self), PyObject *args) {
                 PyObject *known = PyDict_GetItemWithError(types, key);
                 Py_DECREF(key);
                 if (known != NULL) {
+                    if (!PyLong_Check(known)) {     /* an int: no Python code runs while a
+                                                       template's characters are borrowed */
+                        PyErr_SetString(PyExc_TypeError, "a metric's type is not an int");
+                        goto done;
+                    }
                     long type = PyLong_AsLong(known);
                     if (type == -1 && PyErr_Occurred()) goto done;
                     ptype = (int32_t)type;

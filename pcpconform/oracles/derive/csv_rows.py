@@ -242,7 +242,7 @@ def _columns_text(rows: CsvRows, sample: Sample, heads: list[_Head], by_q: list[
         values += metric_values
     when = f"{sample.time.sec}.{sample.time.nsec:09d}"
     text: str = "".join(bodies) % tuple(values)
-    return when + text[:-1].replace("\n", "\n" + when) + "\n"
+    return when + text[:-1].replace("\n", "\n" + when) + "\n" if text else ""
 
 
 def _same_text(a: Iterator[str], b: Iterator[str]) -> bool:
