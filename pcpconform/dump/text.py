@@ -2,9 +2,9 @@
 
 Results are listed a run of records at a time (``dump.text-run``): the compiled result
 kernel reads the run's value sets, and a result's lines are one ``%`` template per layout,
-which the kernel fills with every value printed (``io.result_kernel``). Its reference lists each record on its
-own: the value-set lines a column at a time (``dump.text-vsets``, whose reference is
-``reference_vsets``, value by value), each column's values printed at once
+which the kernel fills with every value printed (``io.result_kernel``). Its reference lists
+each record on its own: the value-set lines a column at a time (``dump.text-vsets``, whose
+reference is ``reference_vsets``, value by value), each column's values printed at once
 (``dump.text-column``, reference ``printed_value`` of each).
 """
 
@@ -237,9 +237,13 @@ class ResultLines:
                 out.append(head_line)
                 out.append(self._template(indom, pos, tuple(insts[lo:hi])))
         out.append("\n")
-        held = tuple((stamps, self._contents(indom), self._contents(indom)[bisect.bisect_right(stamps, at)])
-                     for indom, stamps in zip(used, map(self.stamps.get, used)) if stamps)
-        return "".join(out), held
+        held = []
+        for indom in used:
+            stamps = self.stamps.get(indom)
+            if stamps:
+                ids = self._contents(indom)
+                held.append((stamps, ids, ids[bisect.bisect_right(stamps, at)]))
+        return "".join(out), tuple(held)
 
     def _contents(self, indom: int) -> list[int]:
         """Per count of the domain's records in force (0 to all of them), the first record
