@@ -254,8 +254,8 @@ class _Walk:
             if kind == TOC_METRICS:
                 fit = self.fitting(s, kind, count, base)
                 metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
-                                                                               self.stats)
-                metrics.naming = (self.file_name, self.flags)
+                                                                               self.stats, self.file_name,
+                                                                               self.flags)
                 naming = functools.partial(self._naming, metrics)
                 metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
                     MetricAt(name, e.item, e.type, e.indom, n, naming)

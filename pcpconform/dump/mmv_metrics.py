@@ -62,9 +62,12 @@ def _kind_text(mtype: int, semantics: int, padding: int, dimension: int) -> str:
 class MetricTable:
     """A metrics section's entries that lie inside the file, with the texts of their name
     and help slots as the walk reads them (None: no slot in the file; the flag: no NUL in
-    it, or bytes after the NUL of a version 1 name)."""
+    it, or bytes after the NUL of a version 1 name). ``file_name`` and ``flags``: the
+    file's, which its metrics' exported names are made of."""
 
-    def __init__(self, data: bytes, version: int, base: int, count: int, stats: PathStats) -> None:
+    def __init__(self, data: bytes, version: int, base: int, count: int, stats: PathStats,
+                 file_name: str, flags: int) -> None:
+        self.file_name, self.flags = file_name, flags
         layout = layouts(version)[TOC_METRICS]
         size = layout.struct.size
         self.version, self.base, self.size = version, base, size
@@ -95,14 +98,13 @@ class MetricTable:
         named = [t for t in raw if t is not None]
         self.escaped: list[str | None] = list(escape_all(named)) if len(named) == len(raw) else \
             [None if t is None else escape_bytes(t) for t in raw]
-        self.naming: tuple[str, int] = ("", 0)     # the file's name and flags (the walk's)
 
     @cached_property
     def exported(self) -> list[str | None]:
         """The names the PMDA exports the metrics under (made when first read: only JSON
         Lines show them)."""
-        file_name, flags = self.naming
-        return [None if t is None else exported_name(file_name, decode_text(t), flags) for t, _ in self.names]
+        return [None if t is None else exported_name(self.file_name, decode_text(t), self.flags)
+                for t, _ in self.names]
 
     @cached_property
     def pcp_names(self) -> list[str | None]:
