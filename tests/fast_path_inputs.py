@@ -44,6 +44,7 @@ from pcpconform.io.bulk import decode_result
 from pcpconform.io.decoded import DecodedResult, DecodedValueSet
 from pcpconform.io.reader import Component, RawRecord, parse_payload
 from pcpconform.io.writer import ArchiveWriter, LabelFields, ValueSetSpec, layout_result
+from pcpconform.mmv.reader import parse_mmv
 from pcpconform.oracles.derive.bind import Bound, bind
 from pcpconform.oracles.derive.evaluate import EMULATABLE, Evaluator, derived_pmid
 from pcpconform.oracles.derive.parser import parse
@@ -221,6 +222,7 @@ class Families:
             "salvage-record": self.salvage_record,
             "mmv-values": self.mmv_values,
             "mmv-strings": self.mmv_strings,
+            "mmv-value-run": self.mmv_value_run,
             "mmv-slot-offsets": self.mmv_slot_offsets,
             "mmv-string-section": self.mmv_string_section,
             "seconds-pairs": self.seconds_pairs,
@@ -518,6 +520,37 @@ class Families:
             lo = data.draw(st.integers(lo, hi - 1), label="from")
             hi = data.draw(st.integers(lo + 1, hi), label="to")
         return values, lo, hi, data.draw(st.sampled_from(["jsonl", "text"]), label="format")
+
+    def mmv_value_run(self, data: st.DataObject) -> tuple[Any, ...]:
+        """One metric's values as the reader leaves them (a ``ValueRun``) in a drawn MMV file
+        (any version and flags, random or edge atoms), whose value entries are then put in
+        another order (runs become lists of rows) and whose STRING values' slots are
+        overwritten with edge texts (escapes, high bytes that are not UTF-8, 255 bytes)."""
+        raw = bytearray(data.draw(mmv_files(raw_atoms=data.draw(st.booleans(), label="raw atoms"),
+                                            max_metrics=12, max_instances=8), label="mmv file"))
+        sections = _value_blocks(bytes(raw))
+        if sections:
+            values = sections[0][0]
+            base, count = values.base, values.count
+            for _ in range(data.draw(st.integers(0, 8), label="edge atoms") if count else 0):
+                at = base + 32 * data.draw(st.integers(0, count - 1), label="row")
+                raw[at:at + 8] = data.draw(st.sampled_from(_EDGE_ATOMS), label="atom")
+            slots = sorted(set(values.extra[values.clean].tolist()) - {0})
+            for _ in range(data.draw(st.integers(0, 3), label="edge texts") if slots else 0):
+                at = data.draw(st.sampled_from(slots), label="slot")
+                if 40 <= at <= len(raw) - 256:
+                    raw[at:at + 256] = data.draw(st.sampled_from(_EDGE_TEXTS), label="text").ljust(256, b"\0")[:256]
+            if data.draw(st.booleans(), label="reordered"):
+                order = data.draw(st.permutations(range(count)), label="order")
+                rows = [bytes(raw[base + 32 * k:base + 32 * k + 32]) for k in order]
+                raw[base:base + 32 * count] = b"".join(rows)
+        try:
+            parsed = parse_mmv(bytes(raw), stats=PathStats())
+        except PcpConformError:
+            assume(False)
+        runs = [m.value_source for m in parsed.metrics if m.value_source is not None]
+        assume(runs)
+        return (data.draw(st.sampled_from(runs), label="run"),)
 
     def mmv_strings(self, data: st.DataObject) -> tuple[Any, ...]:
         """A run of the clean string slots of a drawn MMV file (version 2 or 3: names, help

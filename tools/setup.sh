@@ -10,9 +10,9 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 stamp=.venv/.pcpconform-installed
-want=$(cat pyproject.toml setup.py pcpconform/dump/_mmvrows.c pcpconform/io/_resultcols.c tools/setup.sh | sha256sum | cut -d' ' -f1)
+want=$(cat pyproject.toml setup.py pcpconform/dump/_mmvrows.c pcpconform/io/_resultcols.c pcpconform/mmv/_mmvcols.c tools/setup.sh | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-   .venv/bin/python -c 'import pcpconform.dump._mmvrows, pcpconform.io._resultcols' 2>/dev/null; then
+   .venv/bin/python -c 'import pcpconform.dump._mmvrows, pcpconform.io._resultcols, pcpconform.mmv._mmvcols' 2>/dev/null; then
     exit 0
 fi
 log=$(mktemp)

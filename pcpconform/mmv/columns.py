@@ -23,11 +23,15 @@ import numpy as np
 import numpy.typing as npt
 from construct import Bytes, Construct, FormatField
 
+from pcpconform.fastpath import Declined, PathStats, import_kernel, register
 from pcpconform.mmv.model import Value, ValueSource
-from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE
+from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
 
 __all__ = ["Fallback", "FALLBACKS", "Flagged", "entry_dtype", "entry_struct", "entries", "slot_ends",
-           "inline_ends", "decode_slots", "ValueColumns", "ValueRun"]
+           "inline_ends", "decode_slots", "ValueColumns", "ValueRun", "KernelReason", "KERNEL_ERROR",
+           "VALUE_RUN", "reference_value_run", "kernel_value_run"]
+
+_kernel, KERNEL_ERROR = import_kernel("pcpconform.mmv._mmvcols")
 
 # struct format codes of the schemas' integer fields, as numpy type codes
 _NUMPY_CODES = {"b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4", "l": "i4",
@@ -131,19 +135,24 @@ def decode_slots(data: bytes, offsets: list[int], ends: list[int]) -> list[str]:
 class ValueColumns:
     """The values section as columns, one row per value entry: what each Value is made of.
 
-    Rows of STRING values hold their slot's start and end in ``string_at``/``string_end``.
-    The file's bytes stay referenced until every metric's values are made; the first run
-    made turns the columns into Python lists once, which every later run slices."""
+    The section's entries start at ``base`` of ``data`` (``VALUE_SIZE`` bytes each: the
+    atom, then the extra). Rows of STRING values hold their slot's start and end in
+    ``string_at``/``string_end``. The file's bytes stay referenced until every metric's
+    values are made; ``stats`` counts how each run was made (``VALUE_RUN``). The reference
+    turns the columns into Python lists once, which every later run slices."""
 
-    def __init__(self, data: bytes, atoms: npt.NDArray[Any], extras: npt.NDArray[np.int64],
+    def __init__(self, data: bytes, base: int, atoms: npt.NDArray[Any], extras: npt.NDArray[np.int64],
                  internals: npt.NDArray[np.int64], string_at: npt.NDArray[np.int64],
-                 string_end: npt.NDArray[np.int64]) -> None:
+                 string_end: npt.NDArray[np.int64], stats: PathStats | None = None) -> None:
         self.data = data
+        self.base = base
         self.atoms = atoms              # "V8": the pmAtomValue words as stored
         self.extras = extras
-        self.internals = internals      # the internal id of each value's instance
-        self.string_at = string_at
-        self.string_end = string_end
+        # int64 and contiguous, as the kernel reads them
+        self.internals = np.ascontiguousarray(internals, np.int64)   # each value's instance id
+        self.string_at = np.ascontiguousarray(string_at, np.int64)
+        self.string_end = np.ascontiguousarray(string_end, np.int64)
+        self.stats = PathStats() if stats is None else stats
         self._lists: tuple[list[bytes], list[int], list[int]] | None = None
 
     def lists(self) -> tuple[list[bytes], list[int], list[int]]:
@@ -179,16 +188,53 @@ class ValueRun(ValueSource):
                 gc.enable()
 
     def _make(self) -> tuple[Value, ...]:
-        c, rows = self.columns, self.rows
-        atoms, extras, internals = (_pick(column, rows) for column in c.lists())
-        instances: Any = repeat(None) if self.singular else internals
-        if self.string:
-            strings: Any = decode_slots(c.data, c.string_at[rows].tolist(),
-                                        c.string_end[rows].tolist())
-            extras = repeat(0)  # type: ignore[assignment]
-        else:
-            strings = repeat(None)
-        return tuple(map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings)))
+        return VALUE_RUN(self.columns.stats, self)
+
+
+class KernelReason(enum.Enum):
+    NOT_BUILT = "the compiled kernel pcpconform.mmv._mmvcols is not built or does not import"
+    OUTSIDE = "a row or a string slot lies outside the columns given"
+
+
+def reference_value_run(run: ValueRun) -> tuple[Value, ...]:
+    """A run's Values made in Python from the columns' lists (the reference)."""
+    c, rows = run.columns, run.rows
+    atoms, extras, internals = (_pick(column, rows) for column in c.lists())
+    instances: Any = repeat(None) if run.singular else internals
+    if run.string:
+        strings: Any = decode_slots(c.data, c.string_at[rows].tolist(), c.string_end[rows].tolist())
+        extras = repeat(0)  # type: ignore[assignment]
+    else:
+        strings = repeat(None)
+    return tuple(map(tuple.__new__, repeat(Value), zip(instances, atoms, extras, strings)))
+
+
+def kernel_value_run(run: ValueRun) -> tuple[Value, ...]:
+    """``reference_value_run`` by the compiled kernel, from the file's bytes."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    c, rows = run.columns, run.rows
+    listed: Any
+    if isinstance(rows, slice):
+        lo, hi, listed = rows.start, rows.stop, b""
+    else:
+        lo, hi, listed = 0, 0, np.ascontiguousarray(rows, np.int64)
+    made: tuple[Value, ...] | None = _kernel.value_run(
+        Value, c.data, c.base, VALUE_SIZE, lo, hi, listed, c.internals, c.string_at, c.string_end,
+        run.singular, run.string)
+    if made is None:
+        raise Declined(KernelReason.OUTSIDE)
+    return made
+
+
+def _same_values(a: tuple[Value, ...], b: tuple[Value, ...]) -> bool:
+    """Equal, and of the same types member by member (a Value, bytes, int, str or None)."""
+    return a == b and all(type(x) is type(y) and list(map(type, x)) == list(map(type, y))
+                          for x, y in zip(a, b))
+
+
+VALUE_RUN = register("mmv.value-run", reference=reference_value_run, fast=kernel_value_run,
+                     reasons=KernelReason, inputs="mmv-value-run", same=_same_values)
 
 
 def _pick(column: list[Any], rows: slice | npt.NDArray[np.intp]) -> list[Any]:

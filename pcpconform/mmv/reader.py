@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pcpconform.errors import FormatError, Location
+from pcpconform.fastpath import PathStats
 from pcpconform.mmv.columns import (
     FALLBACKS,
     Fallback,
@@ -77,18 +78,20 @@ _INDOM = entry_struct(mmv_structs(1).indom)
 _ATOM = struct.Struct("8s")                # values (value extra metric instance): by columns
 
 
-def read_mmv(path: str | Path) -> MmvFile:
-    """Parse the MMV file at path."""
-    return parse_mmv(Path(path).read_bytes(), str(path))
+def read_mmv(path: str | Path, *, stats: PathStats | None = None) -> MmvFile:
+    """Parse the MMV file at path (``stats``: as ``parse_mmv``)."""
+    return parse_mmv(Path(path).read_bytes(), str(path), stats=stats)
 
 
-def parse_mmv(data: bytes, file: str = "<mmv>", *, columns: bool = True) -> MmvFile:
+def parse_mmv(data: bytes, file: str = "<mmv>", *, columns: bool = True,
+              stats: PathStats | None = None) -> MmvFile:
     """Parse MMV bytes; ``file`` names them in errors.
 
     The column path (``columns=True``) checks sections with array operations and leaves the
     values as columns until read; a file it flags is parsed again entry by entry, which
     raises the error (and is counted in ``pcpconform.mmv.columns.FALLBACKS``).
-    ``columns=False`` takes the per-entry path only, the reference of the column path."""
+    ``columns=False`` takes the per-entry path only, the reference of the column path.
+    ``stats`` counts how the values were made when read (``columns.VALUE_RUN``)."""
     # a large file makes 10^5 tuples at once, which the cyclic collector would scan over
     # and over; they hold no cycles
     enabled = gc.isenabled()
@@ -96,7 +99,7 @@ def parse_mmv(data: bytes, file: str = "<mmv>", *, columns: bool = True) -> MmvF
     try:
         if columns:
             try:
-                return _ColumnReader(bytes(data), file).parse()
+                return _ColumnReader(bytes(data), file, stats).parse()
             except Flagged as flagged:
                 FALLBACKS[flagged.reason] += 1
         return _Reader(data, file).parse()
@@ -116,9 +119,10 @@ class _Head(NamedTuple):
 
 
 class _Reader:
-    def __init__(self, data: bytes, file: str) -> None:
+    def __init__(self, data: bytes, file: str, stats: PathStats | None = None) -> None:
         self.data = data
         self.file = file
+        self.stats = stats
 
     def fail(self, message: str, offset: int, field: str, code: str = "mmv.format") -> FormatError:
         return FormatError(message, Location(self.file, None, offset, field), code)
@@ -503,8 +507,8 @@ class _ColumnReader(_Reader):
                 raise Flagged(Fallback.VALUE)
             string_at[is_string] = at
             string_end[is_string] = ends
-        columns = ValueColumns(self.data, table["value"], extras, internals, string_at,
-                               string_end)
+        columns = ValueColumns(self.data, base, table["value"], extras, internals, string_at,
+                               string_end, self.stats)
         # rows by metric: slices when laid out metric by metric, else indices in file order
         ordered = bool((which[1:] >= which[:-1]).all())
         order = None if ordered else np.argsort(which, kind="stable")

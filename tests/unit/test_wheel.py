@@ -90,8 +90,8 @@ def test_wheel_contents(wheel: Path) -> None:
     committed = {p.parent.name for p in (ROOT / "corpus" / "cases").glob("*/*/case.json")}
     assert cases == committed and "pcpconform/corpus/schema/case.schema.json" in names
     assert wheel.name.startswith(f"pcpconform-{pcpconform.__version__}-")
-    # the compiled kernels (MMV dump, result columns), built by the wheel's build
-    for kernel in ("pcpconform/dump/_mmvrows.", "pcpconform/io/_resultcols."):
+    # the compiled kernels (MMV dump, result columns, MMV values), built by the wheel's build
+    for kernel in ("pcpconform/dump/_mmvrows.", "pcpconform/io/_resultcols.", "pcpconform/mmv/_mmvcols."):
         assert [n for n in names if n.startswith(kernel) and n.endswith(".so")], kernel
 
 
