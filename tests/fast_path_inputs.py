@@ -223,6 +223,7 @@ class Families:
             "mmv-values": self.mmv_values,
             "mmv-strings": self.mmv_strings,
             "mmv-value-run": self.mmv_value_run,
+            "mmv-interleave": self.mmv_interleave,
             "mmv-slot-offsets": self.mmv_slot_offsets,
             "mmv-string-section": self.mmv_string_section,
             "seconds-pairs": self.seconds_pairs,
@@ -551,6 +552,29 @@ class Families:
         runs = [m.value_source for m in parsed.metrics if m.value_source is not None]
         assume(runs)
         return (data.draw(st.sampled_from(runs), label="run"),)
+
+    def mmv_interleave(self, data: st.DataObject) -> tuple[Any, ...]:
+        """Lines as the MMV dump's instances and metrics are made of pieces: texts every line
+        shares, columns of texts, integer columns (int64 and uint64 extremes), JSON texts
+        (quotes, backslashes, None); now and then a text that is not printable ASCII (which
+        the kernel declines); the last piece ends the line."""
+        rows = data.draw(st.integers(0, 30), label="rows")
+        printable = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=10)
+        odd = st.text(max_size=4)
+        text = st.one_of(printable, printable, printable, odd) if data.draw(st.booleans(), label="odd") else printable
+
+        def column(values: st.SearchStrategy[Any]) -> st.SearchStrategy[list[Any]]:
+            return st.lists(values, min_size=rows, max_size=rows)
+
+        piece = st.one_of(
+            text, column(text),
+            st.tuples(st.just("i"), column(st.integers(-2**63, 2**63 - 1) | st.sampled_from([0, -1, 2**63 - 1, -2**63]))
+                      .map(lambda v: np.array(v, np.int64))),
+            st.tuples(st.just("u"), column(st.integers(0, 2**64 - 1) | st.sampled_from([0, 2**64 - 1]))
+                      .map(lambda v: np.array(v, np.uint64))),
+            st.tuples(st.just("j"), column(st.none() | text)))
+        pieces = data.draw(st.lists(piece, max_size=8), label="pieces")
+        return rows, (*pieces, data.draw(text, label="last") + "\n")
 
     def mmv_strings(self, data: st.DataObject) -> tuple[Any, ...]:
         """A run of the clean string slots of a drawn MMV file (version 2 or 3: names, help

@@ -507,11 +507,161 @@ done:
     return result;
 }
 
+/* interleave(rows, pieces): the fast side of "dump.mmv-interleave" (its reference is
+ * mmv_blocks.reference_interleave): rows lines, each made of the pieces in order: a str,
+ * the same on every line; a list of str, one per line; ("i", buffer of int64) or ("u",
+ * buffer of uint64), one integer per line in decimal; ("j", list of str or None), one text
+ * per line as a JSON string (None: null), the texts printable ASCII (escaped already), of
+ * which '"' and '\\' are escaped. The last piece is a str ending with a newline, which the
+ * last line does not get. Every text is ASCII. Returns the lines in chunks, each of lines
+ * joined by newlines, without a final one; None where a column's text is not ASCII or a
+ * JSON text not printable (the caller declines it). A piece of another form or length:
+ * TypeError or ValueError. */
+enum { P_CONST, P_LIST, P_INT, P_UINT, P_JSON };
+typedef struct { int kind; PyObject *obj; Py_buffer buf; int held; } Piece;
+
+/* -2: not printable ASCII (no error set) */
+static int put_json_text(Out *o, PyObject *s) {
+    if (s == Py_None) return PUTS(o, "null");
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "a JSON text is a str or None");
+        return -1;
+    }
+    if (!PyUnicode_IS_ASCII(s)) return -2;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    const unsigned char *b = PyUnicode_1BYTE_DATA(s);
+    if (grow(o, 2 * n + 2) < 0) return -1;
+    char *w = o->at + o->len;
+    *w++ = '"';
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned char c = b[k];
+        if (c < 0x20 || c > 0x7E) return -2;
+        if (c == '"' || c == '\\') *w++ = '\\';
+        *w++ = (char)c;
+    }
+    *w++ = '"';
+    o->len = w - o->at;
+    return 0;
+}
+
+static PyObject *interleave(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_ssize_t rows;
+    PyObject *pieces, *result = NULL, *chunks = NULL;
+    if (!PyArg_ParseTuple(args, "nO!", &rows, &PyTuple_Type, &pieces)) return NULL;
+    Py_ssize_t np = PyTuple_GET_SIZE(pieces);
+    Out o = {NULL, 0, 0};
+    Piece *p = PyMem_Calloc((size_t)(np ? np : 1), sizeof(Piece));
+    if (p == NULL) return PyErr_NoMemory();
+    if (rows < 0 || np == 0) {
+        PyErr_SetString(PyExc_ValueError, "no pieces, or a negative count of rows");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < np; k++) {
+        PyObject *piece = PyTuple_GET_ITEM(pieces, k);
+        p[k].obj = piece;
+        if (PyUnicode_Check(piece)) {
+            p[k].kind = P_CONST;
+            if (!PyUnicode_IS_ASCII(piece)) {
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+        } else if (PyList_Check(piece)) {
+            p[k].kind = P_LIST;
+            if (PyList_GET_SIZE(piece) != rows) {
+                PyErr_SetString(PyExc_ValueError, "a column of another length");
+                goto done;
+            }
+        } else if (PyTuple_Check(piece) && PyTuple_GET_SIZE(piece) == 2
+                   && PyUnicode_Check(PyTuple_GET_ITEM(piece, 0))) {
+            const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(piece, 0));
+            PyObject *column = PyTuple_GET_ITEM(piece, 1);
+            if (kind == NULL) goto done;
+            if (strcmp(kind, "j") == 0) {
+                p[k].kind = P_JSON;
+                p[k].obj = column;
+                if (!PyList_Check(column) || PyList_GET_SIZE(column) != rows) {
+                    PyErr_SetString(PyExc_ValueError, "a JSON column that is not a list of the rows' length");
+                    goto done;
+                }
+            } else if (strcmp(kind, "i") == 0 || strcmp(kind, "u") == 0) {
+                p[k].kind = kind[0] == 'i' ? P_INT : P_UINT;
+                if (PyObject_GetBuffer(column, &p[k].buf, PyBUF_SIMPLE) < 0) goto done;
+                p[k].held = 1;
+                if (p[k].buf.len != 8 * rows) {
+                    PyErr_SetString(PyExc_ValueError, "an integer column of another length");
+                    goto done;
+                }
+            } else {
+                PyErr_SetString(PyExc_ValueError, "a column kind that is not i, u or j");
+                goto done;
+            }
+        } else {
+            PyErr_SetString(PyExc_TypeError, "a piece is a str, a list of str or a (kind, column) pair");
+            goto done;
+        }
+    }
+    Py_ssize_t last_len;
+    if (p[np - 1].kind != P_CONST || PyUnicode_AsUTF8AndSize(p[np - 1].obj, &last_len) == NULL
+        || last_len == 0 || PyUnicode_AsUTF8(p[np - 1].obj)[last_len - 1] != '\n') {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the last piece does not end a line");
+        goto done;
+    }
+    chunks = PyList_New(0);
+    if (chunks == NULL) goto done;
+    int started = 0;                /* a line in the buffer (lines may be empty) */
+    for (Py_ssize_t n = 0; n < rows; n++) {
+        if (o.len >= CHUNK) {
+            if (flush(&o, chunks) < 0) goto done;
+            started = 0;
+        }
+        if (started && PUTS(&o, "\n") < 0) goto done;
+        started = 1;
+        for (Py_ssize_t k = 0; k < np; k++) {
+            int rc;
+            switch (p[k].kind) {
+            case P_CONST: {
+                Py_ssize_t len;
+                const char *u = PyUnicode_AsUTF8AndSize(p[k].obj, &len);
+                rc = put(&o, u, k == np - 1 ? len - 1 : len);
+                break;
+            }
+            case P_LIST: {
+                PyObject *item = PyList_GET_ITEM(p[k].obj, n);
+                if (!PyUnicode_Check(item)) {
+                    PyErr_SetString(PyExc_TypeError, "a column's item is not a str");
+                    goto done;
+                }
+                rc = PyUnicode_IS_ASCII(item) ? put_str(&o, item) : -2;
+                break;
+            }
+            case P_INT: rc = put_int(&o, i64_at((const unsigned char *)p[k].buf.buf + 8 * n)); break;
+            case P_UINT: rc = put_uint(&o, u64_at((const unsigned char *)p[k].buf.buf + 8 * n)); break;
+            default: rc = put_json_text(&o, PyList_GET_ITEM(p[k].obj, n));
+            }
+            if (rc == -2) {
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            if (rc < 0) goto done;
+        }
+    }
+    if (started && flush(&o, chunks) < 0) goto done;
+    result = Py_NewRef(chunks);
+done:
+    Py_XDECREF(chunks);
+    for (Py_ssize_t k = 0; k < np; k++)
+        if (p[k].held) PyBuffer_Release(&p[k].buf);
+    PyMem_Free(p);
+    PyMem_Free(o.at);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"slot_ends", slot_ends, METH_VARARGS, "Where each string slot has its NUL (-1 none, -2 no slot)."},
     {"clean_slots", clean_slots, METH_VARARGS, "Which slots of a strings section are clean."},
     {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
     {"string_lines", string_lines, METH_VARARGS, "The lines of MMV string slots lo..hi, in chunks."},
+    {"interleave", interleave, METH_VARARGS, "Lines made of constant pieces and columns, in chunks."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from itertools import repeat
 from json.encoder import encode_basestring_ascii
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
-from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_string_lines, same_lines
+from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_interleave, kernel_string_lines, same_lines
 from pcpconform.dump.mmv_slots import SLOT_ENDS, STRING_CLEAN
 from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
@@ -47,9 +47,9 @@ from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
 if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
-__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "value_rows", "string_rows",
-           "reference_string_lines", "instance_rows", "instance_table",
-           "slot_text", "slot_ends", "blocks_and_rows"]
+__all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "INTERLEAVE", "value_rows", "string_rows",
+           "reference_string_lines", "reference_interleave", "instance_rows", "instance_table",
+           "InstanceTable", "int_column", "uint_column", "slot_text", "slot_ends", "blocks_and_rows"]
 
 #: value rows per call of the value lines' fast path
 _KERNEL_ROWS = 512
@@ -145,6 +145,41 @@ def _interleaved(pieces: Sequence[str | Sequence[str]], rows: int) -> str:
     return "".join(parts)
 
 
+#: a piece of ``interleave``'s lines: a text every line shares, a column of one text per
+#: line, or ("i" | "u", int64 | uint64 column) or ("j", texts or None) as ``reference_interleave`` says
+Piece = Any
+
+
+def reference_interleave(rows: int, pieces: tuple[Piece, ...]) -> list[str]:
+    """``rows`` lines made of ``pieces`` (the reference of ``dump.mmv-interleave``): a str
+    the same on every line, a list of one str per line, ("i", column of int64) or ("u",
+    column of uint64) one integer per line in decimal, ("j", list of str or None) one text
+    per line as a JSON string (null for None); the last piece a str ending the line."""
+    columns: list[str | Sequence[str]] = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            kind, column = piece
+            columns.append(list(map(_js, column)) if kind == "j" else
+                           list(map(str, np.frombuffer(column, "<i8" if kind == "i" else "<u8").tolist())))
+        else:
+            columns.append(piece)
+    return [_interleaved(columns, rows)]
+
+
+INTERLEAVE = register("dump.mmv-interleave", reference=reference_interleave, fast=kernel_interleave,
+                      reasons=KernelReason, inputs="mmv-interleave", same=same_lines)
+
+
+def int_column(column: Any) -> tuple[str, Any]:
+    """An integer column as ``interleave`` reads it, signed."""
+    return "i", np.ascontiguousarray(column, np.int64)
+
+
+def uint_column(column: Any) -> tuple[str, Any]:
+    """An integer column as ``interleave`` reads it, unsigned 64-bit."""
+    return "u", np.ascontiguousarray(column, np.uint64)
+
+
 # -- values -----------------------------------------------------------------------------
 def _c_float(real: float) -> str:
     if math.isnan(real):
@@ -166,7 +201,9 @@ def _find(keys: Any, values: Any) -> tuple[Any, Any]:
     if step and bool(np.all(np.diff(keys) == step)):
         rel = values - keys[0]                  # below the first key: wraps, past the last
         pos = rel // np.uint64(step)
-        return np.minimum(pos, n - 1).astype(np.intp), (rel % np.uint64(step) == 0) & (pos < n)
+        # clipped below n, so the same bits as intp (a view: a cast from uint64 checks each)
+        return (np.minimum(pos, np.uint64(n - 1)).view(np.intp),
+                (rel == pos * np.uint64(step)) & (pos < np.uint64(n)))
     pos = np.searchsorted(keys, values).clip(0, n - 1)
     return pos, keys[pos] == values
 
@@ -470,14 +507,23 @@ _INSTANCE = {1: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i
              2: np.dtype([("indom", "<u8"), ("padding", "<u4"), ("internal", "<i4"), ("external", "<u8")])}
 
 
-def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats
-                   ) -> tuple[list[int], list[int], list[int], list[int], list[tuple[bytes | None, bool, bool]],
-                              list[str]]:
-    """Each instance entry's indom offset, padding, internal id, name offset (v2/v3; 0 in
-    v1), (name bytes, no NUL, bytes after the NUL) as the walk reads them, and the name
-    escaped ("" for none)."""
+class InstanceTable(NamedTuple):
+    """An instances section's entries as the walk reads them."""
+
+    indoms: list[int]                 # each entry's indom offset
+    paddings: list[int]
+    internals: list[int]
+    offsets: list[int]                # its name's offset (v2/v3; 0 in v1)
+    names: list[tuple[bytes | None, bool, bool]]   # (name bytes, no NUL, bytes after the NUL)
+    escaped: list[str]                # the name escaped ("" for none)
+    columns: Any                      # the entries as a numpy table (fields as ``_INSTANCE``)
+
+
+def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats) -> InstanceTable:
+    """An instances section's entries (count of them at base)."""
     table = np.frombuffer(data, _INSTANCE[1 if version == 1 else 2], count, base if count else 0)
     names: list[tuple[bytes | None, bool, bool]] = []
+    lists = table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist()
     if version == 1:
         for raw in map(bytes, table["external"].tolist()):
             inline, nul, rest = raw.partition(b"\0")
@@ -489,8 +535,8 @@ def instance_table(data: bytes, version: int, base: int, count: int, stats: Path
         found = slot_ends(data, starts, stats)       # by columns: slot_text
         if bool(np.all(found >= 0)):                # every name terminated (the common case)
             texts: list[bytes] = list(map(data.__getitem__, map(slice, offsets, (starts + found).tolist())))
-            return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
-                    offsets, list(zip(texts, repeat(False), repeat(False))), escape_all(texts))
+            return InstanceTable(*lists, offsets, list(zip(texts, repeat(False), repeat(False))),
+                                 escape_all(texts), table)
         ends = found.tolist()
         for at, end in zip(offsets, ends):
             if end == -2:
@@ -499,43 +545,41 @@ def instance_table(data: bytes, version: int, base: int, count: int, stats: Path
                 names.append((data[at:at + STRING_SIZE - 1], True, False))
             else:
                 names.append((data[at:at + end], False, False))
-    return (table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist(),
-            offsets, names, escape_all([t or b"" for t, _, _ in names]))
+    return InstanceTable(*lists, offsets, names, escape_all([t or b"" for t, _, _ in names]), table)
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
-                  pcp_indom: Callable[[int], str | None], stats: PathStats, table: Any = None
+                  pcp_indom: Callable[[int], str | None], stats: PathStats, table: InstanceTable | None = None
                   ) -> tuple[list[bool], Callable[[int, int], Block]]:
-    """The instances section (``table``: its ``instance_table``, when already read)."""
-    indoms, paddings, internals, offsets, names, escaped = table or instance_table(data, version, base, count,
-                                                                                   stats)
-    serials = list(map(indom_at.get, indoms))
-    clean = [s is not None and t is not None and not bad and not odd
-             for s, (t, bad, odd) in zip(serials, names)]
+    """The instances section (``table``: its ``instance_table``, when already read); the
+    lines of a run of clean entries are made by ``dump.mmv-interleave`` (counted in
+    ``stats``)."""
+    t = table or instance_table(data, version, base, count, stats)
+    serials = list(map(indom_at.get, t.indoms))
+    clean = [s is not None and n is not None and not bad and not odd
+             for s, (n, bad, odd) in zip(serials, t.names)]
     ROW_FALLBACKS["instances"] += clean.count(False)
     size = 80 if version == 1 else 24
 
     def block(lo: int, hi: int) -> Block:
-        texts = escaped[lo:hi]
-
-        at = list(map(str, range(base + size * lo, base + size * hi, size)))
-        ids = list(map(str, internals[lo:hi]))
-        owner = list(map(str, serials[lo:hi]))
+        texts = t.escaped[lo:hi]
+        rows = t.columns[lo:hi]
+        at = int_column(np.arange(base + size * lo, base + size * hi, size))
+        ids = int_column(rows["internal"])
+        owner = int_column(serials[lo:hi])
 
         def jsonl() -> list[str]:
-            named: list[str | Sequence[str]] = [',"name":', list(map(_js, texts))]
+            named: list[Piece] = [',"name":', ("j", texts)]
             if version != 1:
-                named = [',"name_offset":', list(map(str, offsets[lo:hi]))] + named
+                named = [',"name_offset":', uint_column(rows["external"])] + named
             pcp = {s: _js(pcp_indom(s)) for s in set(serials[lo:hi]) if s is not None}
-            return [_interleaved(['{"kind":"instance","index":', list(map(str, range(lo, hi))),
-                                  ',"offset":', at, ',"indom_offset":', list(map(str, indoms[lo:hi])),
-                                  ',"padding":', list(map(str, paddings[lo:hi])), ',"internal":', ids,
-                                  *named, ',"serial":', owner, ',"pcp_indom":',
-                                  [pcp.get(s or 0, "null") for s in serials[lo:hi]], "}\n"], hi - lo)]
+            return INTERLEAVE(stats, hi - lo, (
+                '{"kind":"instance","index":', int_column(np.arange(lo, hi)), ',"offset":', at, ',"indom_offset":',
+                uint_column(rows["indom"]), ',"padding":', int_column(rows["padding"]), ',"internal":', ids, *named,
+                ',"serial":', owner, ',"pcp_indom":', [pcp.get(s or 0, "null") for s in serials[lo:hi]], "}\n"))
 
         def text() -> list[str]:
-            return [_interleaved(["  [", owner, "/", at, "] instance = [", ids, ' or "', texts, '"]\n'],
-                                 hi - lo)]
+            return INTERLEAVE(stats, hi - lo, ("  [", owner, "/", at, "] instance = [", ids, ' or "', texts, '"]\n'))
         return Block("instance", hi - lo, jsonl, text)
 
     return clean, block

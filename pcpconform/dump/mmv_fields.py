@@ -10,7 +10,7 @@ import struct
 from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -161,24 +161,33 @@ class MetricAt:
     index: int                  # in its metrics section
     naming: Callable[[int], tuple[str | None, str | None]] = field(repr=False, compare=False)
 
-    @cached_property
+    # made when first read, and kept in the instance's dict (functools.cached_property takes
+    # a lock each first read in this Python: a file at the limits reads 1023 metrics' once)
     def _named(self) -> tuple[str | None, str | None]:
-        return self.naming(self.index)
+        named: tuple[str | None, str | None] | None = self.__dict__.get("_naming")
+        if named is None:
+            named = self.__dict__["_naming"] = self.naming(self.index)
+        return named
 
     @property
     def pcp_name(self) -> str | None:
-        return self._named[0]
+        return self._named()[0]
 
     @property
     def pmid(self) -> str | None:
-        return self._named[1]
+        return self._named()[1]
 
-    # made when first read: a dump in one format reads one of them
-    @cached_property
+    # a dump in one format reads one of these
+    @property
     def json_part(self) -> str:
         """The members of a value line from name to pmid."""
-        return (f'"name":{json_string(self.name)},"item":{self.item},'
-                f'"pcp_name":{json_string(self.pcp_name)},"pmid":{json_string(self.pmid)}')
+        part: str | None = self.__dict__.get("_json_part")
+        if part is None:
+            pcp_name, pmid = self._named()
+            part = self.__dict__["_json_part"] = (
+                f'"name":{json_string(self.name)},"item":{self.item},'
+                f'"pcp_name":{json_string(pcp_name)},"pmid":{json_string(pmid)}')
+        return part
 
     @property
     def text_name(self) -> str:

@@ -10,7 +10,8 @@ silently (the tests require the kernel where CI builds it). The string slots' li
 (``string_lines``, 16 000 slots in a file at the limits) are the kernel's other job; their
 pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``; where each
 slot ends and which slots are clean (``slot_ends``, ``clean_slots``) are two more pairs, in
-``mmv_slots``.
+``mmv_slots``; lines made of columns (``interleave``: the instances' and metrics' lines) one
+more, ``dump.mmv-interleave`` in ``mmv_blocks``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from typing import Any
 from pcpconform.fastpath import Declined, import_kernel, register
 
 __all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
-           "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean"]
+           "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean", "kernel_interleave"]
 
 _kernel, KERNEL_ERROR = import_kernel("pcpconform.dump._mmvrows")
 
 
 class KernelReason(enum.Enum):
     NOT_BUILT = "the compiled kernel pcpconform.dump._mmvrows is not built or does not import"
+    NOT_ASCII = "a text of the lines is not ASCII, or a JSON text not printable ASCII"
 
 
 def reference_lines(values: Any, lo: int, hi: int, fmt: str) -> list[str]:
@@ -54,6 +56,16 @@ def kernel_string_lines(data: bytes, base: int, lo: int, hi: int, fmt: str) -> l
     if _kernel is None:
         raise Declined(KernelReason.NOT_BUILT)
     chunks: list[str] = _kernel.string_lines(fmt == "text", data, base, lo, hi)
+    return chunks
+
+
+def kernel_interleave(rows: int, pieces: tuple[Any, ...]) -> list[str]:
+    """``mmv_blocks.reference_interleave`` by the compiled kernel (chunks of about 32 KB)."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    chunks: list[str] | None = _kernel.interleave(rows, pieces)
+    if chunks is None:
+        raise Declined(KernelReason.NOT_ASCII)
     return chunks
 
 

@@ -4,7 +4,8 @@ A file at the PMDA's limits has 1023 metrics; made one dict at a time (a parsed 
 name and help slots, the namespace check, ``json``) each cost tens of microseconds. Here the
 section is unpacked in one pass (``struct.iter_unpack``) and its slots read once: the table
 gives the walk what a value line repeats of its metric, and a :class:`Block` of the lines of
-each run of clean metrics, in both formats. A metric with a problem, or whose name or help
+each run of clean metrics, in both formats (its JSON Lines made of the table's columns by
+``dump.mmv-interleave``). A metric with a problem, or whose name or help
 slot has no NUL (or, in version 1, bytes after it), is left to the walk's per-entry
 ``metric`` and counted in ``ROW_FALLBACKS``; the two give the same lines
 (tests/property/test_mmv_dump_blocks.py).
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from pcpconform.dump.escape import escape_bytes
-from pcpconform.dump.mmv_blocks import ROW_FALLBACKS, Block, escape_all, slot_ends
+from pcpconform.dump.mmv_blocks import INTERLEAVE, ROW_FALLBACKS, Block, escape_all, int_column, slot_ends, uint_column
 from pcpconform.dump.mmv_fields import (
     TYPE_DESCRIPTIONS,
     TYPE_TOKENS,
@@ -30,8 +31,9 @@ from pcpconform.dump.mmv_fields import (
     units_text,
 )
 from pcpconform.fastpath import PathStats
+from pcpconform.mmv.columns import entry_dtype
 from pcpconform.mmv.model import MMV_TYPES, decode_text, encode_text, exported_name, is_singular
-from pcpconform.mmv.schema import STRING_SIZE, TOC_METRICS
+from pcpconform.mmv.schema import STRING_SIZE, TOC_METRICS, mmv_structs
 
 __all__ = ["MetricTable"]
 
@@ -67,13 +69,15 @@ class MetricTable:
 
     def __init__(self, data: bytes, version: int, base: int, count: int, stats: PathStats,
                  file_name: str, flags: int) -> None:
-        self.file_name, self.flags = file_name, flags
+        self.file_name, self.flags, self.stats = file_name, flags, stats
         layout = layouts(version)[TOC_METRICS]
         size = layout.struct.size
         self.version, self.base, self.size = version, base, size
         make = layout.tuple._make
         self.entries: list[Any] = [make(row) for row in layout.struct.iter_unpack(
             data[base:base + size * count])] if count else []
+        # the same entries as a numpy table, whose integer columns the lines are made of
+        self.columns = np.frombuffer(data, entry_dtype(mmv_structs(version).metric), count, base if count else 0)
         self.names: list[tuple[bytes | None, bool]]
         # every slot offset read at once (``slot_ends``: -2 no slot in the file, -1 no NUL)
         offsets = [e.shorttext for e in self.entries] + [e.helptext for e in self.entries]
@@ -153,31 +157,34 @@ class MetricTable:
                 return placed
 
             def jsonl() -> list[str]:
-                lines = []
                 shorts, longs = self.help_texts
                 flags = exported()
-                for n in range(lo, hi):
-                    e = self.entries[n]
-                    at = self.base + self.size * n
-                    named = (f'"name":{json_string(self.escaped[n])}' if self.version == 1 else
-                             f'"name_offset":{e.name},"name":{json_string(self.escaped[n])}')
+                rows = self.columns[lo:hi]
+                entries = self.entries[lo:hi]
+                named: list[Any] = [',"name":', ("j", self.escaped[lo:hi])]
+                if self.version != 1:
+                    named = [',"name_offset":', uint_column(rows["name"])] + named
+                pcp_indoms = []
+                for e in entries:
                     if is_singular(e.indom):
-                        indom = "null"
-                    else:
-                        indom = indoms.get(e.indom, "")
-                        if not indom:
-                            indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
-                    short, long = shorts[n], longs[n]
-                    lines.append(
-                        f'{{"kind":"metric","index":{n},"offset":{at},{named},"item":{e.item},'
-                        f'{_kind_json(e.type, e.semantics, e.dimension)},"indom":{e.indom},'
-                        f'"padding":{e.padding},"shorttext_offset":{e.shorttext},"shorttext":'
-                        f'{"null" if short is None else json_string(short)},'
-                        f'"helptext_offset":{e.helptext},"helptext":'
-                        f'{"null" if long is None else json_string(long)},'
-                        f'"pcp_name":{json_string(self.pcp_names[n])},"pmid":{json_string(pmid(e.item))},'
-                        f'"pcp_indom":{indom},"exported":{"true" if flags[n - lo] else "false"}}}')
-                return ["\n".join(lines)]
+                        pcp_indoms.append("null")
+                        continue
+                    indom = indoms.get(e.indom, "")
+                    if not indom:
+                        indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
+                    pcp_indoms.append(indom)
+                return INTERLEAVE(self.stats, hi - lo, (
+                    '{"kind":"metric","index":', int_column(np.arange(lo, hi)), ',"offset":',
+                    int_column(np.arange(self.base + self.size * lo, self.base + self.size * hi, self.size)), *named,
+                    ',"item":', int_column(rows["item"]), ",",
+                    [_kind_json(e.type, e.semantics, e.dimension) for e in entries],
+                    ',"indom":', int_column(rows["indom"]), ',"padding":', int_column(rows["padding"]),
+                    ',"shorttext_offset":', uint_column(rows["shorttext"]),
+                    ',"shorttext":', ("j", shorts[lo:hi]),
+                    ',"helptext_offset":', uint_column(rows["helptext"]),
+                    ',"helptext":', ("j", longs[lo:hi]), ',"pcp_name":', ("j", self.pcp_names[lo:hi]),
+                    ',"pmid":', ("j", [pmid(e.item) for e in entries]), ',"pcp_indom":', pcp_indoms,
+                    ',"exported":', ["true" if f else "false" for f in flags], "}\n"))
 
             def text() -> list[str]:
                 lines = []

@@ -61,6 +61,10 @@ class PmdaNamespace:
 
     def __init__(self, *, pcp7: bool = True) -> None:
         self.root = _Node()
+        # paths whose every node is a non-leaf, by their names joined: a node is made a leaf
+        # only as it is created, so such a path stays one, and a name below it whose last
+        # part is new is exported without a walk (a file's metrics share a few such paths)
+        self._inner: dict[str, _Node] = {}
         for name in CONTROL_NAMES + (CONTROL_NAMES_PCP7 if pcp7 else ()):
             self.add(name)
 
@@ -68,11 +72,21 @@ class PmdaNamespace:
         """Insert a metric's full name (``mmv.<file>.<name>``) as the PMDA does: refused as a
         duplicate where pmdaNodeLookup (which descends through non-leaves only) finds a leaf;
         one walk down the path serves that lookup and the insertion."""
+        prefix, dot, last = name.rpartition(".")
+        parent = self._inner.get(prefix) if dot else self.root
+        if parent is not None and last not in parent.children:
+            parent.children[last] = _Node(leaf=True, owner=name)
+            return _EXPORTED
+        return self._walk(name)
+
+    def _walk(self, name: str) -> Placed:
         parts = name.split(".")
         node = self.root
         under: _Node | None = None      # the first leaf the path runs through
         created = False
+        parent_of_last = node
         for k, part in enumerate(parts):
+            parent_of_last = node
             child = node.children.get(part)
             if child is None:
                 child = node.children[part] = _Node()
@@ -89,6 +103,8 @@ class PmdaNamespace:
         node.leaf, node.owner = True, name
         if under is not None:
             return Placed(Placement.UNDER_LEAF, under.owner)
+        if len(parts) > 1:              # no leaf above the new one: its parent's path is inner
+            self._inner[name.rpartition(".")[0]] = parent_of_last
         return _EXPORTED
 
     def names(self) -> list[str]:

@@ -8,6 +8,9 @@ import json
 import struct
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pcpconform.check.mmv import check_mmv_directory, check_mmv_file
 from pcpconform.dump.mmv_jsonl import mmv_records
 from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv
@@ -15,6 +18,20 @@ from pcpconform.mmv import model as mm
 from pcpconform.mmv.pmda import choose_cluster, pmda_export, served_text
 from pcpconform.mmv.pmns import Placement, PmdaNamespace
 from tests.cli import run_cli
+
+_PARTS = st.sampled_from(["a", "b", "c", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_PARTS, min_size=1, max_size=5).map(".".join), max_size=30))
+def test_names_placed_below_known_paths_as_by_a_walk(names: list[str]) -> None:
+    """The namespace's short cut (a new name below a path of non-leaves) places every name
+    as the walk down its path alone does, whatever came before (leaves given children,
+    non-leaves named, duplicates, empty parts)."""
+    fast, walked = PmdaNamespace(), PmdaNamespace()
+    for name in names:
+        assert fast.add(name) == walked._walk(name), name
+    assert fast.names() == walked.names()
 
 
 def test_nested_names_first_one_wins() -> None:
