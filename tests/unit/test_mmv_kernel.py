@@ -86,7 +86,7 @@ def test_edge_values_as_the_reference_writes_them(version: int, flags: int, fmt:
     reference, ref_stats = dumped(data, fmt, False)
     assert fast == reference
     assert all(stats.answered[path] > 0 for path in ("dump.mmv-values", "dump.mmv-strings", "dump.mmv-slot-ends",
-                                                     "dump.mmv-string-clean"))
+                                                     "dump.mmv-string-clean", "dump.mmv-interleave"))
     assert not stats.declined
     assert ref_stats.reasons("dump.mmv-values") == {mmv_kernel.KernelReason.NOT_BUILT:
                                                     ref_stats.declined[("dump.mmv-values",
@@ -102,7 +102,7 @@ def test_without_the_kernel_every_run_is_declined_and_counted() -> None:
     runs = sum(1 for obj in iter_mmv_lines(data, "edges")[0] if isinstance(obj, Block) and obj.kind == "value")
     assert not stats.answered["dump.mmv-values"]
     assert stats.declined[("dump.mmv-values", mmv_kernel.KernelReason.NOT_BUILT)] >= runs > 0
-    for path in ("dump.mmv-strings", "dump.mmv-slot-ends", "dump.mmv-string-clean"):
+    for path in ("dump.mmv-strings", "dump.mmv-slot-ends", "dump.mmv-string-clean", "dump.mmv-interleave"):
         assert not stats.answered[path]
         assert set(stats.reasons(path)) == {mmv_kernel.KernelReason.NOT_BUILT}, path
 
