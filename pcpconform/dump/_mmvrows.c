@@ -147,6 +147,8 @@ typedef struct {
     int ready, type, singular;                       /* ready: read from the list (a call's
                                                         rows name a few of its metrics) */
     PyObject *json_part, *text_head, *text_name;      /* borrowed from the metrics list */
+    const char *json_at, *head_at, *name_at;          /* their UTF-8, read once */
+    Py_ssize_t json_len, head_len, name_len;
 } Metric;
 
 /* metrics[k] read into table[k] the first time a row names it */
@@ -164,6 +166,10 @@ static const Metric *metric_at(Metric *table, PyObject *metrics, Py_ssize_t k) {
     t->text_head = PyTuple_GET_ITEM(m, 3);
     t->text_name = PyTuple_GET_ITEM(m, 4);
     if (PyErr_Occurred()) return NULL;
+    t->json_at = PyUnicode_AsUTF8AndSize(t->json_part, &t->json_len);
+    t->head_at = PyUnicode_AsUTF8AndSize(t->text_head, &t->head_len);
+    t->name_at = PyUnicode_AsUTF8AndSize(t->text_name, &t->name_len);
+    if (t->json_at == NULL || t->head_at == NULL || t->name_at == NULL) return NULL;
     t->ready = 1;
     return t;
 }
@@ -243,7 +249,7 @@ static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const M
         || PUTS(o, ",\"instance_offset\":") < 0 || put_uint(o, u64_at(row + 24)) < 0
         || PUTS(o, ",\"atom\":\"") < 0 || put_hex(o, row, 0, 7, 1) < 0
         || PUTS(o, "\",\"extra\":\"") < 0 || put_int(o, extra) < 0 || PUTS(o, "\",") < 0
-        || put_str(o, m->json_part) < 0 || PUTS(o, ",\"instance\":") < 0)
+        || put(o, m->json_at, m->json_len) < 0 || PUTS(o, ",\"instance\":") < 0)
         return -1;
     if (m->singular) {
         if (PUTS(o, "null,\"instance_name\":null") < 0) return -1;
@@ -282,8 +288,8 @@ static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const M
 
 /* "  [item/offset] name" */
 static int text_row(Out *o, Py_ssize_t off, const Metric *m) {
-    return put_str(o, m->text_head) < 0 || put_int(o, off) < 0 || PUTS(o, "] ") < 0
-           ? -1 : put_str(o, m->text_name);
+    return put(o, m->head_at, m->head_len) < 0 || put_int(o, off) < 0 || PUTS(o, "] ") < 0
+           ? -1 : put(o, m->name_at, m->name_len);
 }
 
 static int text_tail(Out *o, const Rows *r, const unsigned char *row, const Metric *m,
@@ -370,6 +376,7 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     if (table == NULL) { PyErr_NoMemory(); goto done; }
     Rows r = {data.buf, data.len, keys.buf, nkeys, ids, names, texts, sentinel};
     const Py_ssize_t *at = pos.buf;
+    Py_ssize_t last = -1;           /* the instance entry of the row before */
     for (Py_ssize_t n = lo; n < hi; n++) {
         Py_ssize_t off = base + VALUE_SIZE * n, p = at[n], inst = -1;
         if (p < 0 || p >= nmetrics) {
@@ -384,7 +391,11 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         const unsigned char *row = r.data + off;
         if (!m->singular) {
-            inst = find(r.keys, nkeys, u64_at(row + 24));
+            /* libpcp_mmv lays a metric's values out in its instances' order: the entry
+               after the last one found, before a search */
+            uint64_t key = u64_at(row + 24);
+            inst = last + 1 < nkeys && r.keys[last + 1] == key ? last + 1 : find(r.keys, nkeys, key);
+            if (inst >= 0) last = inst;
             if (inst < 0 && !text) {
                 PyErr_SetString(PyExc_ValueError, "a row names no instance");
                 goto done;

@@ -150,21 +150,21 @@ def is_sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
 
 @dataclass
 class MetricAt:
-    """What a value line repeats of its metric, escaped once per metric; its exported name
-    and pmID are made when first read (``naming``: of the metric's index, both), as only
-    JSON Lines show them."""
+    """What a value line repeats of its metric, escaped once per metric; its exported name,
+    pmID and value-line members are made when first read (``naming``: of the metric's
+    index, all three), as only JSON Lines show them."""
 
     name: str | None
     item: int
     type: int
     indom: int
     index: int                  # in its metrics section
-    naming: Callable[[int], tuple[str | None, str | None]] = field(repr=False, compare=False)
+    naming: Callable[[int], tuple[str | None, str | None, str]] = field(repr=False, compare=False)
 
     # made when first read, and kept in the instance's dict (functools.cached_property takes
     # a lock each first read in this Python: a file at the limits reads 1023 metrics' once)
-    def _named(self) -> tuple[str | None, str | None]:
-        named: tuple[str | None, str | None] | None = self.__dict__.get("_naming")
+    def _named(self) -> tuple[str | None, str | None, str]:
+        named: tuple[str | None, str | None, str] | None = self.__dict__.get("_naming")
         if named is None:
             named = self.__dict__["_naming"] = self.naming(self.index)
         return named
@@ -177,17 +177,10 @@ class MetricAt:
     def pmid(self) -> str | None:
         return self._named()[1]
 
-    # a dump in one format reads one of these
     @property
     def json_part(self) -> str:
         """The members of a value line from name to pmid."""
-        part: str | None = self.__dict__.get("_json_part")
-        if part is None:
-            pcp_name, pmid = self._named()
-            part = self.__dict__["_json_part"] = (
-                f'"name":{json_string(self.name)},"item":{self.item},'
-                f'"pcp_name":{json_string(pcp_name)},"pmid":{json_string(pmid)}')
-        return part
+        return self._named()[2]
 
     @property
     def text_name(self) -> str:

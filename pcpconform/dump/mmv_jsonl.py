@@ -9,7 +9,6 @@ line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
@@ -255,8 +254,8 @@ class _Walk:
                 fit = self.fitting(s, kind, count, base)
                 metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
                                                                                self.stats, self.file_name,
-                                                                               self.flags)
-                naming = functools.partial(self._naming, metrics)
+                                                                               self.flags, self.pmid)
+                naming = metrics.naming
                 metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
                     MetricAt(name, e.item, e.type, e.indom, n, naming)
                     for n, (e, name) in enumerate(zip(metrics.entries, metrics.escaped)))))
@@ -292,10 +291,6 @@ class _Walk:
                 else:
                     yield self.label(n, at, entry)
 
-    def _naming(self, metrics: MetricTable, n: int) -> tuple[str | None, str | None]:
-        """Metric ``n``'s exported name, escaped, and its pmID (MetricAt's, when first read)."""
-        return metrics.pcp_names[n], self.pmid(metrics.entries[n].item)
-
     def fitting(self, s: MmvStructs, kind: int, count: int, base: int) -> int:
         """How many of a section's entries lie inside the file (the walk stops at the first
         that does not)."""
@@ -312,7 +307,7 @@ class _Walk:
         if kind == TOC_METRICS:
             metrics = self.metric_tables[(base, fit)]
             clean = metrics.clean()
-            block = metrics.rows(self.pmid, self.pcp_indom,
+            block = metrics.rows(self.pcp_indom,
                                  lambda name, item, mtype, pcp_name: self.place(name, item, mtype, seen_items,
                                                                                 pcp_name))
         elif kind == TOC_VALUES:

@@ -65,11 +65,12 @@ class MetricTable:
     """A metrics section's entries that lie inside the file, with the texts of their name
     and help slots as the walk reads them (None: no slot in the file; the flag: no NUL in
     it, or bytes after the NUL of a version 1 name). ``file_name`` and ``flags``: the
-    file's, which its metrics' exported names are made of."""
+    file's, which its metrics' exported names are made of; ``pmid``: the pmID the PMDA
+    gives an item of the file (or None)."""
 
     def __init__(self, data: bytes, version: int, base: int, count: int, stats: PathStats,
-                 file_name: str, flags: int) -> None:
-        self.file_name, self.flags, self.stats = file_name, flags, stats
+                 file_name: str, flags: int, pmid: Callable[[int], str | None]) -> None:
+        self.file_name, self.flags, self.stats, self.pmid = file_name, flags, stats, pmid
         layout = layouts(version)[TOC_METRICS]
         size = layout.struct.size
         self.version, self.base, self.size = version, base, size
@@ -112,8 +113,31 @@ class MetricTable:
 
     @cached_property
     def pcp_names(self) -> list[str | None]:
-        """``exported``, escaped."""
-        return [None if x is None else escape_bytes(encode_text(x)) for x in self.exported]
+        """``exported``, escaped: the prefix escaped and the name as escaped already (the
+        escapes are byte by byte)."""
+        prefix = escape_bytes(encode_text(exported_name(self.file_name, "", self.flags)))
+        return [None if x is None else prefix + x for x in self.escaped]
+
+    @cached_property
+    def pmids(self) -> list[str | None]:
+        """Each metric's pmID as the PMDA gives it (or None)."""
+        return [self.pmid(e.item) for e in self.entries]
+
+    @cached_property
+    def json_parts(self) -> list[str]:
+        """Each metric's members of a value line, from name to pmid (``MetricAt.json_part``),
+        all made at once."""
+        if not self.entries:
+            return []
+        made = INTERLEAVE(self.stats, len(self.entries), (
+            '"name":', ("j", self.escaped), ',"item":', int_column(self.columns["item"]), ',"pcp_name":',
+            ("j", self.pcp_names), ',"pmid":', ("j", self.pmids), "\n"))
+        return "\n".join(made).split("\n")
+
+    def naming(self, n: int) -> tuple[str | None, str | None, str]:
+        """Metric n's exported name (escaped), pmID and value-line members (``MetricAt``'s,
+        when first read)."""
+        return self.pcp_names[n], self.pmids[n], self.json_parts[n]
 
     @cached_property
     def help_texts(self) -> tuple[list[str | None], list[str | None]]:
@@ -134,8 +158,7 @@ class MetricTable:
                 for e, (name, odd), (short, s_odd), (long, l_odd)
                 in zip(self.entries, self.names, self.short, self.long)]
 
-    def rows(self, pmid: Callable[[int], str | None],
-             pcp_indom: Callable[[int], str | None],
+    def rows(self, pcp_indom: Callable[[int], str | None],
              place: Callable[[bytes | None, int, int, str | None], bool]) -> Callable[[int, int], Block]:
         """A maker of the block of the clean metrics lo..hi; ``place`` puts a metric's name
         (and its ``exported`` name) into the walk's namespace (in entry order, as the walk's
@@ -183,7 +206,7 @@ class MetricTable:
                     ',"shorttext":', ("j", shorts[lo:hi]),
                     ',"helptext_offset":', uint_column(rows["helptext"]),
                     ',"helptext":', ("j", longs[lo:hi]), ',"pcp_name":', ("j", self.pcp_names[lo:hi]),
-                    ',"pmid":', ("j", [pmid(e.item) for e in entries]), ',"pcp_indom":', pcp_indoms,
+                    ',"pmid":', ("j", self.pmids[lo:hi]), ',"pcp_indom":', pcp_indoms,
                     ',"exported":', ["true" if f else "false" for f in flags], "}\n"))
 
             def text() -> list[str]:
