@@ -55,11 +55,40 @@ static int put_str(Out *o, PyObject *s) {
     return u == NULL ? -1 : put(o, u, n);
 }
 
-/* decimal digits by hand: snprintf costs more than the rest of a line */
-static int put_uint(Out *o, unsigned long long v) {
-    char buf[24], *w = buf + sizeof buf;
-    do { *--w = (char)('0' + v % 10); v /= 10; } while (v);
-    return put(o, w, buf + sizeof buf - w);
+static const char PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline int decimal_digits(unsigned long long v) {
+    int n = 1;
+    for (;;) {
+        if (v < 10) return n;
+        if (v < 100) return n + 1;
+        if (v < 1000) return n + 2;
+        if (v < 10000) return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
+/* decimal digits by hand, two at a time, straight into place (counted first): snprintf
+ * costs more than the rest of a line, a line has seven integers, and digits put in a
+ * scratch buffer and copied from it stall the load on the stores just made */
+static inline int put_uint(Out *o, unsigned long long v) {
+    int n = decimal_digits(v);
+    if (grow(o, n) < 0) return -1;
+    char *w = o->at + o->len + n;
+    o->len += n;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        w -= 2;
+        memcpy(w, PAIRS + 2 * r, 2);
+    }
+    if (v >= 10) memcpy(w - 2, PAIRS + 2 * v, 2);
+    else w[-1] = (char)('0' + v);
+    return 0;
 }
 
 static int put_int(Out *o, long long v) {
@@ -70,13 +99,14 @@ static int put_int(Out *o, long long v) {
 
 static const char HEX[] = "0123456789abcdef";
 
+static char HEX_PAIRS[512];       /* each byte's two hex digits, made when the module loads */
+
 /* bytes hi..lo (hi first) as lowercase hex */
 static int put_hex(Out *o, const unsigned char *b, int first, int last, int step) {
     if (grow(o, 16) < 0) return -1;
-    for (int k = first; k != last + step; k += step) {
-        o->at[o->len++] = HEX[b[k] >> 4];
-        o->at[o->len++] = HEX[b[k] & 15];
-    }
+    char *w = o->at + o->len;
+    for (int k = first; k != last + step; k += step, w += 2) memcpy(w, HEX_PAIRS + 2 * b[k], 2);
+    o->len = w - o->at;
     return 0;
 }
 
@@ -196,7 +226,8 @@ static Py_ssize_t find(const uint64_t *keys, Py_ssize_t n, uint64_t key) {
 typedef struct {
     const unsigned char *data; Py_ssize_t size;
     const uint64_t *keys; Py_ssize_t nkeys;
-    PyObject *ids, *names, *texts;
+    const int64_t *ids;
+    PyObject *names, *texts;
     int sentinel;
 } Rows;
 
@@ -253,7 +284,7 @@ static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const M
         return -1;
     if (m->singular) {
         if (PUTS(o, "null,\"instance_name\":null") < 0) return -1;
-    } else if (put_str(o, PyList_GET_ITEM(r->ids, inst)) < 0 || PUTS(o, ",\"instance_name\":") < 0
+    } else if (put_int(o, r->ids[inst]) < 0 || PUTS(o, ",\"instance_name\":") < 0
                || put_str(o, PyList_GET_ITEM(r->names, inst)) < 0) {
         return -1;
     }
@@ -320,9 +351,9 @@ static int text_tail(Out *o, const Rows *r, const unsigned char *row, const Metr
  * section's offset; rows lo..hi; sentinel: the file has the SENTINEL flag; pos: each row's
  * index into metrics (a buffer of intp, one per row of the section); metrics: per metric
  * (type, singular, json_part, text_head "  [item/", text_name); keys: the instance entries' offsets,
- * sorted (a buffer of uint64); ids, names, texts: per key, the instance's id and name as
- * JSON and the listing's part. Returns the lines in chunks, each of lines joined by
- * newlines, without a final one.
+ * sorted (a buffer of uint64); ids (a buffer of int64; empty for the listing), names,
+ * texts: per key, the instance's id, its name as JSON and the listing's part. Returns the
+ * lines in chunks, each of lines joined by newlines, without a final one.
  */
 /* the buffer's lines as one more chunk */
 static int flush(Out *o, PyObject *chunks) {
@@ -350,11 +381,11 @@ static PyObject *last_chunk(Out *o, PyObject *chunks) {
 
 static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     int text, sentinel;
-    Py_buffer data, pos, keys;
+    Py_buffer data, pos, keys, ids;
     Py_ssize_t base, lo, hi;
-    PyObject *metrics, *ids, *names, *texts, *result = NULL;
-    if (!PyArg_ParseTuple(args, "py*nnnpy*O!y*O!O!O!", &text, &data, &base, &lo, &hi, &sentinel,
-                          &pos, &PyList_Type, &metrics, &keys, &PyList_Type, &ids, &PyList_Type,
+    PyObject *metrics, *names, *texts, *result = NULL;
+    if (!PyArg_ParseTuple(args, "py*nnnpy*O!y*y*O!O!", &text, &data, &base, &lo, &hi, &sentinel,
+                          &pos, &PyList_Type, &metrics, &keys, &ids, &PyList_Type,
                           &names, &PyList_Type, &texts))
         return NULL;
     Out o = {NULL, 0, 0};
@@ -362,7 +393,7 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *chunks = PyList_New(0);
     if (chunks == NULL) goto done;
     Py_ssize_t nmetrics = PyList_GET_SIZE(metrics), nkeys = keys.len / 8;
-    if (pos.itemsize != sizeof(Py_ssize_t) || keys.len % 8 || PyList_GET_SIZE(ids) != nkeys
+    if (pos.itemsize != sizeof(Py_ssize_t) || keys.len % 8 || (!text && ids.len != keys.len)
         || PyList_GET_SIZE(names) != nkeys || PyList_GET_SIZE(texts) != nkeys) {
         PyErr_SetString(PyExc_ValueError, "columns of mismatched sizes");
         goto done;
@@ -374,7 +405,7 @@ static PyObject *value_lines(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     table = PyMem_Calloc((size_t)(nmetrics ? nmetrics : 1), sizeof(Metric));
     if (table == NULL) { PyErr_NoMemory(); goto done; }
-    Rows r = {data.buf, data.len, keys.buf, nkeys, ids, names, texts, sentinel};
+    Rows r = {data.buf, data.len, keys.buf, nkeys, ids.buf, names, texts, sentinel};
     const Py_ssize_t *at = pos.buf;
     Py_ssize_t last = -1;           /* the instance entry of the row before */
     for (Py_ssize_t n = lo; n < hi; n++) {
@@ -414,6 +445,7 @@ done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&pos);
     PyBuffer_Release(&keys);
+    PyBuffer_Release(&ids);
     return result;
 }
 
@@ -679,4 +711,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mmvrows",
                                     "The compiled kernels of the MMV dump's value rows and string slots.", -1, methods};
 
-PyMODINIT_FUNC PyInit__mmvrows(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__mmvrows(void) {
+    for (int k = 0; k < 256; k++) {
+        HEX_PAIRS[2 * k] = HEX[k >> 4];
+        HEX_PAIRS[2 * k + 1] = HEX[k & 15];
+    }
+    return PyModule_Create(&module);
+}

@@ -215,7 +215,7 @@ class _Values:
     def __init__(self, data: bytes, base: int, count: int, flags: int,
                  metric_at: dict[int, MetricAt], inst_at: dict[int, tuple[int, str | None]],
                  stats: PathStats) -> None:
-        self.data, self.base, self.count = data, base, count
+        self.data, self.base, self.count, self.stats = data, base, count, stats
         self.sentinel = bool(flags & FLAG_SENTINEL)
         table = np.frombuffer(data, _VALUE, count, base if count else 0)
         self.moff, self.ioff, self.extra = table["metric"], table["instance"], table["extra"]
@@ -288,35 +288,40 @@ class _Values:
         return made
 
     @cached_property
-    def _instance_entries(self) -> tuple[list[str], list[str | None]]:
-        """Per instance offset (sorted), the id as text and the name."""
-        entries = list(map(self.inst_at.__getitem__, self.inst_keys.tolist()))
-        return [str(i) for i, _ in entries], [n for _, n in entries]
+    def _instance_entries(self) -> tuple[Any, list[str | None]]:
+        """Per instance offset (sorted), the id (an int64 column) and the name."""
+        if not len(self.inst_keys):
+            return np.zeros(0, np.int64), []
+        ids, names = zip(*map(self.inst_at.__getitem__, self.inst_keys.tolist()))
+        return np.array(ids, np.int64), list(names)
 
     @cached_property
     def _instance_json(self) -> list[str]:
-        return list(map(_js, self._instance_entries[1]))
+        """The names as JSON strings (or null), made by ``dump.mmv-interleave`` at once."""
+        names = self._instance_entries[1]
+        if not names:
+            return []
+        return "\n".join(INTERLEAVE(self.stats, len(names), (("j", names), "\n"))).split("\n")
 
     @cached_property
     def _instance_text(self) -> list[str]:
         return [f'[{i} or "{n or "?"}"]' for i, n in map(self.inst_at.__getitem__, self.inst_keys.tolist())]
 
     @property
-    def instance_columns(self) -> tuple[bytes, list[str], list[str], list[str]]:
+    def instance_columns(self) -> tuple[bytes, Any, list[str], list[str]]:
         """The instance entries' offsets (sorted, as uint64 bytes), and per offset the id
-        and name as JSON and the listing's part."""
+        (int64), the name as JSON and the listing's part."""
         return (self._inst_key_bytes, self._instance_entries[0], self._instance_json,
                 self._instance_text)
 
-    def kernel_instances(self, text: bool) -> tuple[bytes, list[str], list[str], list[str]]:
+    def kernel_instances(self, text: bool) -> tuple[bytes, Any, list[str], list[str]]:
         """``instance_columns`` as one format's kernel reads them: the listing reads only
         the listing's parts, JSON Lines only the ids and names, so the other lists are not
-        made (the same list, of the right length, stands in for them)."""
+        made (the same list, of the right length, stands in for them, and no ids)."""
         if text:
             texts = self._instance_text
-            return self._inst_key_bytes, texts, texts, texts
-        ids, names = self._instance_entries[0], self._instance_json
-        return self._inst_key_bytes, ids, names, names
+            return self._inst_key_bytes, b"", texts, texts
+        return self._inst_key_bytes, self._instance_entries[0], self._instance_json, self._instance_json
 
     @cached_property
     def _inst_key_bytes(self) -> bytes:

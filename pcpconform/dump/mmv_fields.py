@@ -9,10 +9,9 @@ import re
 import struct
 from collections import namedtuple
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, NamedTuple
 
 from construct import Bytes, FormatField, Renamed
 
@@ -148,39 +147,31 @@ def is_sentinel(mtype: int, atom: bytes, text: bytes | None) -> bool:
     return mtype == TYPE_STRING and text == b""
 
 
-@dataclass
-class MetricAt:
+class MetricAt(NamedTuple):
     """What a value line repeats of its metric, escaped once per metric; its exported name,
     pmID and value-line members are made when first read (``naming``: of the metric's
-    index, all three), as only JSON Lines show them."""
+    index, all three, kept by its metrics table), as only JSON Lines show them. A named
+    tuple: a file at the PMDA's limits makes 1023 of them."""
 
     name: str | None
     item: int
     type: int
     indom: int
     index: int                  # in its metrics section
-    naming: Callable[[int], tuple[str | None, str | None, str]] = field(repr=False, compare=False)
-
-    # made when first read, and kept in the instance's dict (functools.cached_property takes
-    # a lock each first read in this Python: a file at the limits reads 1023 metrics' once)
-    def _named(self) -> tuple[str | None, str | None, str]:
-        named: tuple[str | None, str | None, str] | None = self.__dict__.get("_naming")
-        if named is None:
-            named = self.__dict__["_naming"] = self.naming(self.index)
-        return named
+    naming: Callable[[int], tuple[str | None, str | None, str]]
 
     @property
     def pcp_name(self) -> str | None:
-        return self._named()[0]
+        return self.naming(self.index)[0]
 
     @property
     def pmid(self) -> str | None:
-        return self._named()[1]
+        return self.naming(self.index)[1]
 
     @property
     def json_part(self) -> str:
         """The members of a value line from name to pmid."""
-        return self._named()[2]
+        return self.naming(self.index)[2]
 
     @property
     def text_name(self) -> str:

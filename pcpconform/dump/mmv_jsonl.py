@@ -10,6 +10,7 @@ line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from typing import Any, TextIO
 
 from pcpconform.dump.escape import escape_bytes
@@ -255,10 +256,10 @@ class _Walk:
                 metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
                                                                                self.stats, self.file_name,
                                                                                self.flags, self.pmid)
-                naming = metrics.naming
-                metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), (
-                    MetricAt(name, e.item, e.type, e.indom, n, naming)
-                    for n, (e, name) in enumerate(zip(metrics.entries, metrics.escaped)))))
+                fields = metrics.columns
+                metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), map(
+                    MetricAt._make, zip(metrics.escaped, fields["item"].tolist(), fields["type"].tolist(),
+                                        fields["indom"].tolist(), range(fit), repeat(metrics.naming)))))
                 continue
             if kind != TOC_INDOMS:
                 continue
