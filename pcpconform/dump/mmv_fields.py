@@ -157,21 +157,21 @@ class MetricAt(NamedTuple):
     item: int
     type: int
     indom: int
-    index: int                  # in its metrics section
+    entry: int                  # its index in its metrics section
     naming: Callable[[int], tuple[str | None, str | None, str]]
 
     @property
     def pcp_name(self) -> str | None:
-        return self.naming(self.index)[0]
+        return self.naming(self.entry)[0]
 
     @property
     def pmid(self) -> str | None:
-        return self.naming(self.index)[1]
+        return self.naming(self.entry)[1]
 
     @property
     def json_part(self) -> str:
         """The members of a value line from name to pmid."""
-        return self.naming(self.index)[2]
+        return self.naming(self.entry)[2]
 
     @property
     def text_name(self) -> str:
