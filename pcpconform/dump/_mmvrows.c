@@ -524,6 +524,40 @@ done:
     return result;
 }
 
+/* slot_texts(data, offsets): for each offset (a buffer of int64), the text the PMDA serves
+ * from the string slot there: the bytes before its NUL, the first 255 where it has none,
+ * None where it is no slot in the file (the fast side of "dump.mmv-slot-texts"). */
+static PyObject *slot_texts(PyObject *Py_UNUSED(self), PyObject *args) {
+    Py_buffer data, offsets;
+    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    PyObject *result = NULL;
+    if (offsets.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
+        goto done;
+    }
+    Py_ssize_t n = offsets.len / 8;
+    PyObject *out = PyList_New(n);
+    if (out == NULL) goto done;
+    const unsigned char *b = data.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        long long at = i64_at((const unsigned char *)offsets.buf + 8 * k);
+        PyObject *text;
+        if (at < 40 || at > (long long)data.len - STRING_SIZE) {
+            text = Py_NewRef(Py_None);
+        } else {
+            const unsigned char *nul = memchr(b + at, 0, STRING_SIZE);
+            text = PyBytes_FromStringAndSize((const char *)b + at, nul == NULL ? STRING_SIZE - 1 : nul - (b + at));
+            if (text == NULL) { Py_DECREF(out); goto done; }
+        }
+        PyList_SET_ITEM(out, k, text);
+    }
+    result = out;
+done:
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
 static const unsigned char ZEROS[STRING_SIZE];
 
 /* clean_slots(data, base, count): per slot of the strings section at base, 1 where it has a
@@ -702,6 +736,7 @@ done:
 static PyMethodDef methods[] = {
     {"slot_ends", slot_ends, METH_VARARGS, "Where each string slot has its NUL (-1 none, -2 no slot)."},
     {"clean_slots", clean_slots, METH_VARARGS, "Which slots of a strings section are clean."},
+    {"slot_texts", slot_texts, METH_VARARGS, "The text the PMDA serves from each string slot (None: no slot)."},
     {"value_lines", value_lines, METH_VARARGS, "The lines of clean MMV value rows lo..hi, in chunks."},
     {"string_lines", string_lines, METH_VARARGS, "The lines of MMV string slots lo..hi, in chunks."},
     {"interleave", interleave, METH_VARARGS, "Lines made of constant pieces and columns, in chunks."},

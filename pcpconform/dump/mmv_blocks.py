@@ -26,7 +26,7 @@ import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
 from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_interleave, kernel_string_lines, same_lines
-from pcpconform.dump.mmv_slots import SLOT_ENDS, STRING_CLEAN
+from pcpconform.dump.mmv_slots import SLOT_ENDS, SLOT_TEXTS, STRING_CLEAN
 from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
@@ -519,7 +519,9 @@ class InstanceTable(NamedTuple):
     paddings: list[int]
     internals: list[int]
     offsets: list[int]                # its name's offset (v2/v3; 0 in v1)
-    names: list[tuple[bytes | None, bool, bool]]   # (name bytes, no NUL, bytes after the NUL)
+    texts: list[bytes | None]         # its name as the PMDA serves it (None: no slot in the file)
+    unterminated: list[bool]          # the name has no NUL
+    trailing: list[bool]              # bytes after the NUL (v1: inline names)
     escaped: list[str]                # the name escaped ("" for none)
     columns: Any                      # the entries as a numpy table (fields as ``_INSTANCE``)
 
@@ -527,30 +529,25 @@ class InstanceTable(NamedTuple):
 def instance_table(data: bytes, version: int, base: int, count: int, stats: PathStats) -> InstanceTable:
     """An instances section's entries (count of them at base)."""
     table = np.frombuffer(data, _INSTANCE[1 if version == 1 else 2], count, base if count else 0)
-    names: list[tuple[bytes | None, bool, bool]] = []
     lists = table["indom"].tolist(), table["padding"].tolist(), table["internal"].tolist()
+    texts: list[bytes | None]
     if version == 1:
+        texts, unterminated, trailing = [], [], []
         for raw in map(bytes, table["external"].tolist()):
             inline, nul, rest = raw.partition(b"\0")
-            names.append((inline, not nul, bool(rest.strip(b"\0"))))
+            texts.append(inline)
+            unterminated.append(not nul)
+            trailing.append(bool(rest.strip(b"\0")))
         offsets = [0] * count
     else:
         starts = table["external"].astype(np.int64)
         offsets = table["external"].tolist()
-        found = slot_ends(data, starts, stats)       # by columns: slot_text
-        if bool(np.all(found >= 0)):                # every name terminated (the common case)
-            texts: list[bytes] = list(map(data.__getitem__, map(slice, offsets, (starts + found).tolist())))
-            return InstanceTable(*lists, offsets, list(zip(texts, repeat(False), repeat(False))),
-                                 escape_all(texts), table)
-        ends = found.tolist()
-        for at, end in zip(offsets, ends):
-            if end == -2:
-                names.append((None, False, False))
-            elif end == -1:
-                names.append((data[at:at + STRING_SIZE - 1], True, False))
-            else:
-                names.append((data[at:at + end], False, False))
-    return InstanceTable(*lists, offsets, names, escape_all([t or b"" for t, _, _ in names]), table)
+        texts = SLOT_TEXTS(stats, data, starts)     # by columns: slot_text
+        found = slot_ends(data, starts, stats)
+        unterminated = [False] * count if bool(np.all(found != -1)) else (found == -1).tolist()
+        trailing = [False] * count
+    named: list[bytes] = texts if None not in texts else [t or b"" for t in texts]  # type: ignore[assignment]
+    return InstanceTable(*lists, offsets, texts, unterminated, trailing, escape_all(named), table)
 
 
 def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: dict[int, int],
@@ -562,7 +559,7 @@ def instance_rows(data: bytes, version: int, base: int, count: int, indom_at: di
     t = table or instance_table(data, version, base, count, stats)
     serials = list(map(indom_at.get, t.indoms))
     clean = [s is not None and n is not None and not bad and not odd
-             for s, (n, bad, odd) in zip(serials, t.names)]
+             for s, n, bad, odd in zip(serials, t.texts, t.unterminated, t.trailing)]
     ROW_FALLBACKS["instances"] += clean.count(False)
     size = 80 if version == 1 else 24
 

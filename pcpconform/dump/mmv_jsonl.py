@@ -245,11 +245,10 @@ class _Walk:
                 fit = self.fitting(s, kind, count, base)
                 table = instance_table(self.data, s.version, base, fit, self.stats)
                 self.instance_tables[(base, fit)] = table
-                internals, names, texts = table.internals, table.names, table.escaped
                 entry_at = range(base, base + s.instance_size * fit, s.instance_size)
-                named = texts if all(t is not None for t, _, _ in names) else \
-                    [None if t is None else e for (t, _, _), e in zip(names, texts)]
-                inst_at.update(zip(entry_at, zip(internals, named)))
+                named = table.escaped if None not in table.texts else \
+                    [None if t is None else e for t, e in zip(table.texts, table.escaped)]
+                inst_at.update(zip(entry_at, zip(table.internals, named)))
                 continue
             if kind == TOC_METRICS:
                 fit = self.fitting(s, kind, count, base)

@@ -9,9 +9,10 @@ not import, every run is declined with ``KernelReason.NOT_BUILT`` and counted, n
 silently (the tests require the kernel where CI builds it). The string slots' lines
 (``string_lines``, 16 000 slots in a file at the limits) are the kernel's other job; their
 pair ``dump.mmv-strings`` is registered beside its reference in ``mmv_blocks``; where each
-slot ends and which slots are clean (``slot_ends``, ``clean_slots``) are two more pairs, in
-``mmv_slots``; lines made of columns (``interleave``: the instances' and metrics' lines) one
-more, ``dump.mmv-interleave`` in ``mmv_blocks``.
+slot ends, its text and which slots are clean (``slot_ends``, ``slot_texts``,
+``clean_slots``) are three more pairs, in ``mmv_slots``; lines made of columns
+(``interleave``: the instances' and metrics' lines) one more, ``dump.mmv-interleave`` in
+``mmv_blocks``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any
 from pcpconform.fastpath import Declined, import_kernel, register
 
 __all__ = ["KernelReason", "KERNEL_ERROR", "VALUE_LINES", "kernel_lines", "reference_lines", "same_lines",
-           "kernel_string_lines", "kernel_slot_ends", "kernel_string_clean", "kernel_interleave"]
+           "kernel_string_lines", "kernel_slot_ends", "kernel_slot_texts", "kernel_string_clean",
+           "kernel_interleave"]
 
 _kernel, KERNEL_ERROR = import_kernel("pcpconform.dump._mmvrows")
 
@@ -76,6 +78,16 @@ def kernel_slot_ends(data: bytes, offsets: Any) -> Any:
     import numpy as np  # here: the module imports without numpy's cost until a dump runs
 
     return np.frombuffer(_kernel.slot_ends(data, np.ascontiguousarray(offsets, np.int64)), np.int64)
+
+
+def kernel_slot_texts(data: bytes, offsets: Any) -> list[bytes | None]:
+    """``mmv_slots.reference_slot_texts`` by the compiled kernel."""
+    if _kernel is None:
+        raise Declined(KernelReason.NOT_BUILT)
+    import numpy as np
+
+    texts: list[bytes | None] = _kernel.slot_texts(data, np.ascontiguousarray(offsets, np.int64))
+    return texts
 
 
 def kernel_string_clean(data: bytes, base: int, count: int) -> Any:

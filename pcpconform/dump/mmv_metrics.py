@@ -30,10 +30,11 @@ from pcpconform.dump.mmv_fields import (
     unit_fields,
     units_text,
 )
+from pcpconform.dump.mmv_slots import SLOT_TEXTS
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv.columns import entry_dtype
 from pcpconform.mmv.model import MMV_TYPES, decode_text, encode_text, exported_name, is_singular
-from pcpconform.mmv.schema import STRING_SIZE, TOC_METRICS, mmv_structs
+from pcpconform.mmv.schema import TOC_METRICS, mmv_structs
 
 __all__ = ["MetricTable"]
 
@@ -85,10 +86,9 @@ class MetricTable:
         if version != 1:
             offsets += [e.name for e in self.entries]
         # unsigned offsets: one past 2^63 becomes negative, no slot, as it is none
-        ends = slot_ends(data, np.array(offsets, np.uint64).view(np.int64), stats).tolist() if offsets else []
-        texts: list[tuple[bytes | None, bool]] = [
-            (None, False) if end == -2 else (data[at:at + STRING_SIZE - 1], True) if end == -1
-            else (data[at:at + end], False) for at, end in zip(offsets, ends)]
+        starts = np.array(offsets, np.uint64).view(np.int64)
+        ends = slot_ends(data, starts, stats) if offsets else np.zeros(0, np.int64)
+        texts: list[tuple[bytes | None, bool]] = list(zip(SLOT_TEXTS(stats, data, starts), (ends == -1).tolist()))
         n = len(self.entries)
         self.short = [t if at else (None, False) for at, t in zip(offsets[:n], texts[:n])]
         self.long = [t if at else (None, False) for at, t in zip(offsets[n:2 * n], texts[n:2 * n])]

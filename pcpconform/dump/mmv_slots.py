@@ -1,5 +1,5 @@
-"""String slots by columns, for the MMV dump: where each slot ends, and which slots of a
-strings section are clean. Each is a registered fast pair: the numpy column code here is the
+"""String slots by columns, for the MMV dump: where each slot ends, the text it serves, and
+which slots of a strings section are clean. Each is a registered fast pair: the numpy column code here is the
 reference, the compiled kernel (``mmv_kernel``) the fast side; the PathStats the dump passes
 count which answered."""
 
@@ -9,11 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from pcpconform.dump.mmv_kernel import KernelReason, kernel_slot_ends, kernel_string_clean
+from pcpconform.dump.mmv_kernel import KernelReason, kernel_slot_ends, kernel_slot_texts, kernel_string_clean
 from pcpconform.fastpath import register
 from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE
 
-__all__ = ["SLOT_ENDS", "STRING_CLEAN", "reference_slot_ends", "reference_string_clean"]
+__all__ = ["SLOT_ENDS", "SLOT_TEXTS", "STRING_CLEAN", "reference_slot_ends", "reference_slot_texts",
+           "reference_string_clean"]
 
 
 def reference_slot_ends(data: bytes, offsets: Any) -> Any:
@@ -31,6 +32,20 @@ def reference_slot_ends(data: bytes, offsets: Any) -> Any:
         nul = windows[offsets[rows]] == 0
         ends[rows] = np.where(nul.any(axis=1), nul.argmax(axis=1), -1)
     return ends
+
+
+def reference_slot_texts(data: bytes, offsets: Any) -> list[bytes | None]:
+    """For each offset, the text the PMDA serves from the slot there (``mmv_blocks.slot_text``):
+    the bytes before its NUL, the first 255 where it has none, None where it is no slot in
+    the file."""
+    texts: list[bytes | None] = []
+    for at in np.asarray(offsets, np.int64).tolist():
+        if at < HEADER_SIZE or at > len(data) - STRING_SIZE:
+            texts.append(None)
+            continue
+        end = data.find(b"\0", at, at + STRING_SIZE)
+        texts.append(data[at:at + STRING_SIZE - 1] if end < 0 else data[at:end])
+    return texts
 
 
 def reference_string_clean(data: bytes, base: int, count: int) -> Any:
@@ -53,5 +68,7 @@ def _same_column(a: Any, b: Any) -> bool:
 
 SLOT_ENDS = register("dump.mmv-slot-ends", reference=reference_slot_ends, fast=kernel_slot_ends,
                      reasons=KernelReason, inputs="mmv-slot-offsets", same=_same_column)
+SLOT_TEXTS = register("dump.mmv-slot-texts", reference=reference_slot_texts, fast=kernel_slot_texts,
+                      reasons=KernelReason, inputs="mmv-slot-offsets")
 STRING_CLEAN = register("dump.mmv-string-clean", reference=reference_string_clean, fast=kernel_string_clean,
                         reasons=KernelReason, inputs="mmv-string-section", same=_same_column)
