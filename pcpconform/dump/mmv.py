@@ -6,6 +6,7 @@ FormatError (exit status 1 on the command line), after everything readable was w
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -37,10 +38,19 @@ def dump_mmv_bytes(data: bytes, file_name: str, out: TextIO, fmt: str = "jsonl",
     if fmt not in FORMATS:
         raise UsageError(f"unknown dump format {fmt!r}: choose jsonl or text")
     records, problems = iter_mmv_lines(data, file_name, stats=stats)   # streamed: problems fill up
-    if fmt == "jsonl":
-        write_mmv_jsonl(records, out)
-    else:
-        write_mmv_text(records, out)
+    # as in parse_mmv: a file at the limits makes 10^4 tuples and lists at once (entries,
+    # names, columns), which the cyclic collector would scan over and over; they hold no
+    # cycles, and each is freed by its count as the dump streams on
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if fmt == "jsonl":
+            write_mmv_jsonl(records, out)
+        else:
+            write_mmv_text(records, out)
+    finally:
+        if enabled:
+            gc.enable()
     return problems
 
 

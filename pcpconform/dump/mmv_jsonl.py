@@ -9,6 +9,7 @@ line, and what does not depend on it is still dumped (DUMP-MMV-DAMAGE).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from itertools import repeat
 from typing import Any, TextIO
@@ -307,9 +308,7 @@ class _Walk:
         if kind == TOC_METRICS:
             metrics = self.metric_tables[(base, fit)]
             clean = metrics.clean()
-            block = metrics.rows(self.pcp_indom,
-                                 lambda name, item, mtype, pcp_name: self.place(name, item, mtype, seen_items,
-                                                                                pcp_name))
+            block = metrics.rows(self.pcp_indom, functools.partial(self.place_all, seen=seen_items))
         elif kind == TOC_VALUES:
             clean, block = value_rows(self.data, base, fit, self.flags, metric_at, inst_at,
                                       self.stats)
@@ -424,15 +423,24 @@ class _Walk:
         it placed (``seen``: their items); the name goes into the namespace as the PMDA
         inserts it: a metric whose name and item pass, whatever its type. ``pcp_name``: the
         name's ``exported_name``, where the caller has it."""
-        ok_item = item <= 1023 and 0 <= self.cluster <= 4095
-        if pcp_name is None and name is not None:
-            pcp_name = exported_name(self.file_name, decode_text(name), self.flags)
-        inserted = (ok_item and item not in seen and pcp_name is not None and bool(name)
-                    and only_name_chars(pcp_name) is not None)
-        placed = inserted and pcp_name is not None and self.names.add(pcp_name).exported
-        if ok_item:
-            seen.add(item)
-        return bool(placed) and mtype in MMV_TYPES
+        return self.place_all([name], [item], [mtype], [pcp_name], seen)[0]
+
+    def place_all(self, names: list[bytes | None], items: list[int], types: list[int],
+                  pcp_names: list[str | None], seen: set[int]) -> list[bool]:
+        """``place`` of each metric in turn (a metrics section's clean run at once)."""
+        ok_cluster = 0 <= self.cluster <= 4095
+        add = self.names.add
+        out = []
+        for name, item, mtype, pcp_name in zip(names, items, types, pcp_names):
+            ok_item = ok_cluster and item <= 1023
+            if pcp_name is None and name is not None:
+                pcp_name = exported_name(self.file_name, decode_text(name), self.flags)
+            placed = (ok_item and item not in seen and pcp_name is not None and bool(name)
+                      and only_name_chars(pcp_name) is not None and add(pcp_name).exported)
+            if ok_item:
+                seen.add(item)
+            out.append(bool(placed) and mtype in MMV_TYPES)
+        return out
 
     def value(self, n: int, at: int, v: Any, metric_at: dict[int, MetricAt],
               inst_at: dict[int, tuple[int, str | None]]) -> Iterator[dict[str, Any]]:

@@ -152,6 +152,10 @@ class MetricTable:
 
     def clean(self) -> list[bool]:
         """The metrics whose lines the rows make: no problem line, no extra member."""
+        return self._clean
+
+    @cached_property
+    def _clean(self) -> list[bool]:
         return [name is not None and name != b"" and not odd and e.type in MMV_TYPES
                 and (not e.shorttext or (short is not None and not s_odd))
                 and (not e.helptext or (long is not None and not l_odd))
@@ -159,48 +163,48 @@ class MetricTable:
                 in zip(self.entries, self.names, self.short, self.long)]
 
     def rows(self, pcp_indom: Callable[[int], str | None],
-             place: Callable[[bytes | None, int, int, str | None], bool]) -> Callable[[int, int], Block]:
-        """A maker of the block of the clean metrics lo..hi; ``place`` puts a metric's name
-        (and its ``exported`` name) into the walk's namespace (in entry order, as the walk's
-        own ``metric`` does)."""
+             place: Callable[[list[bytes | None], list[int], list[int], list[str | None]], list[bool]]
+             ) -> Callable[[int, int], Block]:
+        """A maker of the block of the clean metrics lo..hi; ``place`` puts metrics' names
+        (and their ``exported`` names) into the walk's namespace (in entry order, as the
+        walk's own ``metric`` does), saying which are exported."""
         clean = self.clean()
         ROW_FALLBACKS["metrics"] += clean.count(False)
         indoms: dict[int, str] = {}
 
+        def pcp_indom_json(indom: int) -> str:
+            made = indoms.get(indom)
+            if made is None:
+                made = indoms[indom] = "null" if is_singular(indom) else json_string(pcp_indom(indom & 0xFFFFFFFF))
+            return made
+
         def block(lo: int, hi: int) -> Block:
             placed: list[bool] = []
+            rows = self.columns[lo:hi]
 
             def exported() -> list[bool]:
                 # placed when the JSON Lines are first made, not before: the listing never
                 # shows them, and a block is taken before the walk goes on, so the names go
                 # into the namespace in entry order all the same
                 if len(placed) < hi - lo:
-                    placed[:] = [place(self.names[n][0], self.entries[n].item, self.entries[n].type,
-                                       self.exported[n]) for n in range(lo, hi)]
+                    placed[:] = place([t for t, _ in self.names[lo:hi]], rows["item"].tolist(),
+                                      rows["type"].tolist(), self.exported[lo:hi])
                 return placed
 
             def jsonl() -> list[str]:
                 shorts, longs = self.help_texts
                 flags = exported()
-                rows = self.columns[lo:hi]
-                entries = self.entries[lo:hi]
                 named: list[Any] = [',"name":', ("j", self.escaped[lo:hi])]
                 if self.version != 1:
                     named = [',"name_offset":', uint_column(rows["name"])] + named
-                pcp_indoms = []
-                for e in entries:
-                    if is_singular(e.indom):
-                        pcp_indoms.append("null")
-                        continue
-                    indom = indoms.get(e.indom, "")
-                    if not indom:
-                        indom = indoms[e.indom] = json_string(pcp_indom(e.indom & 0xFFFFFFFF))
-                    pcp_indoms.append(indom)
+                pcp_indoms = list(map(pcp_indom_json, rows["indom"].tolist()))
+                kinds = list(map(_kind_json, rows["type"].tolist(), rows["semantics"].tolist(),
+                                 rows["dimension"].tolist()))
                 return INTERLEAVE(self.stats, hi - lo, (
                     '{"kind":"metric","index":', int_column(np.arange(lo, hi)), ',"offset":',
                     int_column(np.arange(self.base + self.size * lo, self.base + self.size * hi, self.size)), *named,
                     ',"item":', int_column(rows["item"]), ",",
-                    [_kind_json(e.type, e.semantics, e.dimension) for e in entries],
+                    kinds,
                     ',"indom":', int_column(rows["indom"]), ',"padding":', int_column(rows["padding"]),
                     ',"shorttext_offset":', uint_column(rows["shorttext"]),
                     ',"shorttext":', ("j", shorts[lo:hi]),
