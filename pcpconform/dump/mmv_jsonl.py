@@ -430,13 +430,16 @@ class _Walk:
         """``place`` of each metric in turn (a metrics section's clean run at once)."""
         ok_cluster = 0 <= self.cluster <= 4095
         add = self.names.add
+        known = [x for x in pcp_names if x is not None]
+        # the names' characters checked at once where all pass (the common case)
+        all_pass = len(known) == len(pcp_names) and only_name_chars("".join(known)) is not None
         out = []
         for name, item, mtype, pcp_name in zip(names, items, types, pcp_names):
             ok_item = ok_cluster and item <= 1023
             if pcp_name is None and name is not None:
                 pcp_name = exported_name(self.file_name, decode_text(name), self.flags)
             placed = (ok_item and item not in seen and pcp_name is not None and bool(name)
-                      and only_name_chars(pcp_name) is not None and add(pcp_name).exported)
+                      and (all_pass or only_name_chars(pcp_name) is not None) and add(pcp_name).exported)
             if ok_item:
                 seen.add(item)
             out.append(bool(placed) and mtype in MMV_TYPES)

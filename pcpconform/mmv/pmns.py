@@ -14,7 +14,7 @@ names the PMDA exports.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["Placement", "Placed", "PmdaNamespace", "CONTROL_NAMES", "CONTROL_NAMES_PCP7"]
 
@@ -33,11 +33,13 @@ class Placement(enum.Enum):
     NON_LEAF = "non-leaf"        # the name is an existing non-leaf: created with no name
 
 
-@dataclass(slots=True)
 class _Node:
-    children: dict[str, _Node] = field(default_factory=dict)
-    leaf: bool = False           # a PMID is set (a leaf may get children, see above)
-    owner: str = ""              # the full name of the metric that made it a leaf
+    __slots__ = ("children", "leaf", "owner")
+
+    def __init__(self, leaf: bool = False, owner: str = "") -> None:
+        self.children: dict[str, _Node] = {}
+        self.leaf = leaf             # a PMID is set (a leaf may get children, see above)
+        self.owner = owner           # the full name of the metric that made it a leaf
 
 
 @dataclass(frozen=True)
