@@ -273,7 +273,6 @@ static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const M
     Py_ssize_t slen = 0;
     long long extra = i64_at(row + 8);
     if (m->type == T_STRING && slot(r, extra, &text, &slen) < 0) return -1;
-    const char *tok = token(m->type);
     if (PUTS(o, "{\"kind\":\"value\",\"index\":") < 0 || put_int(o, n) < 0
         || PUTS(o, ",\"offset\":") < 0 || put_int(o, off) < 0
         || PUTS(o, ",\"metric_offset\":") < 0 || put_uint(o, u64_at(row + 16)) < 0
@@ -290,28 +289,28 @@ static int json_row(Out *o, const Rows *r, Py_ssize_t n, Py_ssize_t off, const M
     }
     if (m->type == T_STRING && (PUTS(o, ",\"string_offset\":") < 0 || put_int(o, extra) < 0))
         return -1;
-    if (PUTS(o, ",\"type\":\"") < 0 || put(o, tok, (Py_ssize_t)strlen(tok)) < 0
-        || PUTS(o, "\",\"value\":") < 0)
-        return -1;
+    /* the type's members and the tagged value's head, one copy (tok is known) */
+#define TYPED(t) ",\"type\":\"" t "\",\"value\":{\"type\":\"" t "\",\"value\":\""
     int rc;
     switch (m->type) {
-    case T_NOSUPPORT: rc = PUTS(o, "null"); break;
+    case T_NOSUPPORT: rc = PUTS(o, ",\"type\":\"nosupport\",\"value\":null"); break;
     case T_FLOAT:
-        rc = PUTS(o, "{\"type\":\"float\",\"value\":\"0x") < 0 || put_hex(o, row, 3, 0, -1) < 0
-             ? -1 : PUTS(o, "\"}");
+        rc = PUTS(o, TYPED("float") "0x") < 0 || put_hex(o, row, 3, 0, -1) < 0 ? -1 : PUTS(o, "\"}");
         break;
     case T_DOUBLE:
-        rc = PUTS(o, "{\"type\":\"double\",\"value\":\"0x") < 0 || put_hex(o, row, 7, 0, -1) < 0
-             ? -1 : PUTS(o, "\"}");
+        rc = PUTS(o, TYPED("double") "0x") < 0 || put_hex(o, row, 7, 0, -1) < 0 ? -1 : PUTS(o, "\"}");
         break;
     case T_STRING:
-        rc = PUTS(o, "{\"type\":\"string\",\"value\":\"") < 0 || put_escaped(o, text, slen, 1) < 0
-             ? -1 : PUTS(o, "\"}");
+        rc = PUTS(o, TYPED("string")) < 0 || put_escaped(o, text, slen, 1) < 0 ? -1 : PUTS(o, "\"}");
         break;
-    default:
-        rc = PUTS(o, "{\"type\":\"") < 0 || put(o, tok, (Py_ssize_t)strlen(tok)) < 0
-             || PUTS(o, "\",\"value\":\"") < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}");
+    case T_I32: rc = PUTS(o, TYPED("32")) < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}"); break;
+    case T_U32: rc = PUTS(o, TYPED("u32")) < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}"); break;
+    case T_I64: rc = PUTS(o, TYPED("64")) < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}"); break;
+    case T_U64: rc = PUTS(o, TYPED("u64")) < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}"); break;
+    default:                            /* ELAPSED (the caller refuses any other type) */
+        rc = PUTS(o, TYPED("elapsed")) < 0 || int_text(o, m->type, row) < 0 ? -1 : PUTS(o, "\"}");
     }
+#undef TYPED
     if (rc < 0) return -1;
     if (r->sentinel && is_empty(m, row, slen) && PUTS(o, ",\"sentinel\":true") < 0) return -1;
     return PUTS(o, "}");
