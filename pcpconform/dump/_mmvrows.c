@@ -663,7 +663,7 @@ static PyObject *interleave(PyObject *Py_UNUSED(self), PyObject *args) {
                 p[k].kind = kind[0] == 'i' ? P_INT : P_UINT;
                 if (PyObject_GetBuffer(column, &p[k].buf, PyBUF_SIMPLE) < 0) goto done;
                 p[k].held = 1;
-                if (p[k].buf.len != 8 * rows) {
+                if (p[k].buf.len % 8 || p[k].buf.len / 8 != rows) {   /* no 8 * rows: it may overflow */
                     PyErr_SetString(PyExc_ValueError, "an integer column of another length");
                     goto done;
                 }

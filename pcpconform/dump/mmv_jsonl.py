@@ -79,6 +79,13 @@ MMV_DUMP_HEADER = {"kind": "dump", "format": "pcpconform-mmv-jsonl",
                    "format_version": MMV_DUMP_FORMAT_VERSION}
 
 
+def pmid_text(cluster: int, item: int) -> str | None:
+    """The PMID the PMDA gives item of a file of this cluster (none above item 1023 or with
+    a cluster out of range)."""
+    ok = item <= 1023 and 0 <= cluster <= 4095
+    return f"70.{cluster}.{item}" if ok else None
+
+
 class _Walk:
     """One pass over the bytes; ``problems`` collects the defects met."""
 
@@ -110,8 +117,7 @@ class _Walk:
 
     def pmid(self, item: int) -> str | None:
         """The PMID the PMDA gives item (none above 1023 or with a cluster out of range)."""
-        ok = item <= 1023 and 0 <= self.cluster <= 4095
-        return f"70.{self.cluster}.{item}" if ok else None
+        return pmid_text(self.cluster, item)
 
     def pcp_indom(self, serial: int) -> str | None:
         """The InDom the PMDA gives serial (none while the cluster is out of range)."""
@@ -253,9 +259,11 @@ class _Walk:
                 continue
             if kind == TOC_METRICS:
                 fit = self.fitting(s, kind, count, base)
-                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit,
-                                                                               self.stats, self.file_name,
-                                                                               self.flags, self.pmid)
+                # the pmID rule by the cluster, not the walk's method: the table is kept by
+                # the walk, and a bound method would make a cycle that holds the file's bytes
+                pmid = functools.partial(pmid_text, self.cluster)
+                metrics = self.metric_tables[(base, fit)] = MetricTable(self.data, s.version, base, fit, self.stats,
+                                                                        self.file_name, self.flags, pmid)
                 fields = metrics.columns
                 metric_at.update(zip(range(base, base + metrics.size * fit, metrics.size), map(
                     MetricAt._make, zip(metrics.escaped, fields["item"].tolist(), fields["type"].tolist(),

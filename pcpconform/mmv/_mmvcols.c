@@ -40,17 +40,19 @@ static PyObject *value_run(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n = listed ? rows.len / 8 : hi - lo;
     Py_ssize_t known = internals.len / 8;
     Py_ssize_t slots = string_at.len / 8 < string_end.len / 8 ? string_at.len / 8 : string_end.len / 8;
-    if (!PyType_IsSubtype(vtype, &PyTuple_Type) || n < 0 || size < 16 || base < 0 || rows.len % 8) {
+    if (!PyType_IsSubtype(vtype, &PyTuple_Type) || n < 0 || size < 16 || base < 0 || lo < 0 || rows.len % 8) {
         PyErr_SetString(PyExc_ValueError, "not a tuple type, or rows that are not int64");
         goto done;
     }
     const unsigned char *b = data.buf;
     const unsigned char *listing = rows.buf;
+    /* the last row whose 16 bytes lie inside the data (compared, never multiplied: no
+       overflow whatever the arguments) */
+    long long last = data.len < 16 || base > data.len - 16 ? -1 : (long long)((data.len - 16 - base) / size);
     /* every row inside the buffers, before anything is made */
     for (Py_ssize_t k = 0; k < n; k++) {
-        long long r = listed ? i64_at(listing + 8 * k) : lo + k;
-        if (r < 0 || base + r * size + 16 > data.len || (!singular && r >= known)
-            || (string && r >= slots)) {
+        long long r = listed ? i64_at(listing + 8 * k) : (long long)lo + k;
+        if (r < 0 || r > last || (!singular && r >= known) || (string && r >= slots)) {
             result = Py_NewRef(Py_None);
             goto done;
         }
@@ -70,29 +72,30 @@ static PyObject *value_run(PyObject *Py_UNUSED(self), PyObject *args) {
         const unsigned char *entry = b + base + r * size;
         PyObject *value = vtype->tp_alloc(vtype, 4);
         if (value == NULL) { Py_DECREF(out); goto done; }
+#if PY_VERSION_HEX >= 0x030E0000
+        ((PyTupleObject *)value)->ob_hash = -1;   /* no hash cached yet (as tuple.__new__ says) */
+#endif
         PyTuple_SET_ITEM(out, k, value);
-        PyObject *instance = singular ? Py_NewRef(Py_None)
+        /* each member set as it is made, so that the tuple owns (and frees) what was made */
+        PyObject *item = singular ? Py_NewRef(Py_None)
             : PyLong_FromLongLong(i64_at((const unsigned char *)internals.buf + 8 * r));
-        PyObject *atom = PyBytes_FromStringAndSize((const char *)entry, 8);
-        PyObject *extra, *text;
+        if (item == NULL) { Py_DECREF(out); goto done; }
+        PyTuple_SET_ITEM(value, 0, item);
+        item = PyBytes_FromStringAndSize((const char *)entry, 8);
+        if (item == NULL) { Py_DECREF(out); goto done; }
+        PyTuple_SET_ITEM(value, 1, item);
+        long long at = 0, end = 0;
         if (string) {
-            long long at = i64_at((const unsigned char *)string_at.buf + 8 * r);
-            long long end = i64_at((const unsigned char *)string_end.buf + 8 * r);
-            extra = PyLong_FromLong(0);
-            text = PyUnicode_DecodeUTF8((const char *)b + at, end - at, "surrogateescape");
-        } else {
-            extra = PyLong_FromLongLong(i64_at(entry + 8));
-            text = Py_NewRef(Py_None);
+            at = i64_at((const unsigned char *)string_at.buf + 8 * r);
+            end = i64_at((const unsigned char *)string_end.buf + 8 * r);
         }
-        /* set before the check, so that the tuple owns (and frees) whatever was made */
-        PyTuple_SET_ITEM(value, 0, instance);
-        PyTuple_SET_ITEM(value, 1, atom);
-        PyTuple_SET_ITEM(value, 2, extra);
-        PyTuple_SET_ITEM(value, 3, text);
-        if (instance == NULL || atom == NULL || extra == NULL || text == NULL) {
-            Py_DECREF(out);
-            goto done;
-        }
+        item = string ? PyLong_FromLong(0) : PyLong_FromLongLong(i64_at(entry + 8));
+        if (item == NULL) { Py_DECREF(out); goto done; }
+        PyTuple_SET_ITEM(value, 2, item);
+        item = string ? PyUnicode_DecodeUTF8((const char *)b + at, end - at, "surrogateescape")
+                      : Py_NewRef(Py_None);
+        if (item == NULL) { Py_DECREF(out); goto done; }
+        PyTuple_SET_ITEM(value, 3, item);
     }
     result = out;
 done:

@@ -228,8 +228,9 @@ def kernel_value_run(run: ValueRun) -> tuple[Value, ...]:
 
 
 def _same_values(a: tuple[Value, ...], b: tuple[Value, ...]) -> bool:
-    """Equal, and of the same types member by member (a Value, bytes, int, str or None)."""
-    return a == b and all(type(x) is type(y) and list(map(type, x)) == list(map(type, y))
+    """Equal, of the same types member by member (a Value, bytes, int, str or None), and
+    hashed alike (a tuple made in C keeps no stale hash)."""
+    return a == b and all(type(x) is type(y) and list(map(type, x)) == list(map(type, y)) and hash(x) == hash(y)
                           for x, y in zip(a, b))
 
 

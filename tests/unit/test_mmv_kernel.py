@@ -7,13 +7,17 @@ from __future__ import annotations
 import io
 import os
 import struct
+import weakref
+from typing import Any
 
+import numpy as np
 import pytest
 
-from pcpconform.dump import mmv_kernel
+from pcpconform.dump import mmv_jsonl, mmv_kernel
 from pcpconform.dump.mmv import dump_mmv_bytes
-from pcpconform.dump.mmv_blocks import Block
+from pcpconform.dump.mmv_blocks import Block, reference_interleave
 from pcpconform.dump.mmv_jsonl import iter_mmv_lines
+from pcpconform.dump.mmv_kernel import same_lines
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv
 from pcpconform.mmv import model as mm
@@ -124,3 +128,49 @@ def test_the_kernel_refuses_rows_outside_its_bytes() -> None:
     unterminated = data[:base] + b"x" * 256 + data[base + 256:]
     with pytest.raises(ValueError):
         mmv_kernel._kernel.string_lines(True, unterminated, base, 0, 1)
+
+
+def test_interleave_across_chunks_as_its_reference() -> None:
+    """Lines that fill several 32 KB chunks (empty lines, long ones, one longer than a
+    chunk) are the reference's, as the writer joins them."""
+    if mmv_kernel._kernel is None:
+        pytest.skip("the kernel is not built here")
+    cases = [
+        (40_000, ("\n",)),
+        (3_000, ("[", ("i", np.arange(3_000, dtype=np.int64) * -7919), "] ", ["x" * (k % 97) for k in range(3_000)],
+                 ("j", ['"q\\' * (k % 13) if k % 5 else None for k in range(3_000)]), "\n")),
+        (3, (["y" * 70_000, "", "z"], "\n")),
+    ]
+    for rows, pieces in cases:
+        fast = mmv_kernel.kernel_interleave(rows, pieces)
+        assert len(fast) > 1 or rows == 3
+        assert same_lines(fast, reference_interleave(rows, pieces)), rows
+
+
+def test_interleave_refuses_columns_of_another_length() -> None:
+    if mmv_kernel._kernel is None:
+        pytest.skip("the kernel is not built here")
+    with pytest.raises(ValueError):            # 8 * rows would overflow to 0
+        mmv_kernel._kernel.interleave(2**61, (("i", b""), "\n"))
+    with pytest.raises(ValueError):
+        mmv_kernel._kernel.interleave(2, (("u", np.zeros(3, np.uint64)), "\n"))
+
+
+def test_a_dump_frees_its_walk_without_the_collector() -> None:
+    """The collector is off while a file is dumped: nothing the walk makes may hold it in
+    a cycle (its tables keep the file's bytes)."""
+    walks: list[weakref.ref[Any]] = []
+    made = mmv_jsonl._Walk.__init__
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        walks.append(weakref.ref(self))
+
+    data = edge_file(2, 0)
+    try:
+        mmv_jsonl._Walk.__init__ = spy  # type: ignore[method-assign]
+        for fmt in ("jsonl", "text"):
+            dump_mmv_bytes(data, "edges", io.StringIO(), fmt, PathStats())
+            assert walks and walks[-1]() is None, fmt
+    finally:
+        mmv_jsonl._Walk.__init__ = made  # type: ignore[method-assign]

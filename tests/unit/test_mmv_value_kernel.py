@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 import random
 
+import numpy as np
 import pytest
 
 from pcpconform.fastpath import PathStats
 from pcpconform.mmv import columns
 from pcpconform.mmv.columns import VALUE_RUN, KernelReason, ValueColumns, ValueRun, reference_value_run
-from pcpconform.mmv.model import Metric
+from pcpconform.mmv.model import Metric, Value
 from pcpconform.mmv.reader import parse_mmv
 from pcpconform.mmv.schema import VALUE_SIZE
 from tests.unit.test_mmv_kernel import edge_file
@@ -97,6 +98,10 @@ def test_the_kernel_refuses_rows_outside_its_buffers() -> None:
         "a slot past the end": ValueColumns(c.data, c.base, c.atoms, c.extras, c.internals, c.string_at,
                                             c.string_end + len(c.data)),
     }
+    # arguments no reader passes, whose products would overflow: refused, no wild read
+    assert columns._kernel.value_run(Value, b"\0" * 64, 2**62, 2**62, 1, 2, b"", b"", b"", b"", True, False) is None
+    far = np.array([2**59], np.int64)
+    assert columns._kernel.value_run(Value, b"\0" * 64, 0, 32, 0, 0, far, b"", b"", b"", True, False) is None
     for why, cut in cases.items():
         stats = PathStats()
         cut.stats = stats
