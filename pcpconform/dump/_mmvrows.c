@@ -186,12 +186,16 @@ static const Metric *metric_at(Metric *table, PyObject *metrics, Py_ssize_t k) {
     Metric *t = &table[k];
     if (t->ready) return t;
     PyObject *m = PyList_GET_ITEM(metrics, k);
-    if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 5) {
-        PyErr_SetString(PyExc_TypeError, "a metric is (type, singular, json_part, text_head, text_name)");
+    /* exact types: nothing read here may run Python code (the texts are borrowed) */
+    if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 5 || !PyLong_CheckExact(PyTuple_GET_ITEM(m, 0))
+        || !PyBool_Check(PyTuple_GET_ITEM(m, 1)) || !PyUnicode_CheckExact(PyTuple_GET_ITEM(m, 2))
+        || !PyUnicode_CheckExact(PyTuple_GET_ITEM(m, 3)) || !PyUnicode_CheckExact(PyTuple_GET_ITEM(m, 4))) {
+        PyErr_SetString(PyExc_TypeError, "a metric is (type, singular, json_part, text_head, text_name)"
+                                         " as int, bool and three str");
         return NULL;
     }
     t->type = (int)PyLong_AsLong(PyTuple_GET_ITEM(m, 0));
-    t->singular = PyObject_IsTrue(PyTuple_GET_ITEM(m, 1));
+    t->singular = PyTuple_GET_ITEM(m, 1) == Py_True;
     t->json_part = PyTuple_GET_ITEM(m, 2);
     t->text_head = PyTuple_GET_ITEM(m, 3);
     t->text_name = PyTuple_GET_ITEM(m, 4);
