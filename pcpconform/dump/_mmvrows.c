@@ -498,29 +498,37 @@ done:
     return result;
 }
 
-/* slot_ends(data, offsets): for each offset (a buffer of int64), where the string slot
- * there has its NUL, from the slot's start; -1 where it has none, -2 where it is no slot in
- * the file (before the 40-byte header's end, or running past the end): the fast side of
- * "dump.mmv-slot-ends". Returns the int64 column as bytes. */
+/* where the string slot at ``at`` has its NUL, from the slot's start; -1 where it has none,
+ * -2 where it is no slot in the data (before the 40-byte header's end, or running past the
+ * end) */
+static long long slot_end_at(const Py_buffer *data, long long at) {
+    if (at < 40 || at > (long long)data->len - STRING_SIZE) return -2;
+    const unsigned char *slot = (const unsigned char *)data->buf + at;
+    const unsigned char *nul = memchr(slot, 0, STRING_SIZE);
+    return nul == NULL ? -1 : nul - slot;
+}
+
+/* the (data, offsets) of slot_ends and slot_texts, offsets a buffer of int64; -1 (nothing
+ * held) where they are not */
+static int slot_args(PyObject *args, Py_buffer *data, Py_buffer *offsets) {
+    if (!PyArg_ParseTuple(args, "y*y*", data, offsets)) return -1;
+    if (offsets->len % 8 == 0) return 0;
+    PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
+    PyBuffer_Release(data);
+    PyBuffer_Release(offsets);
+    return -1;
+}
+
+/* slot_ends(data, offsets): for each offset (a buffer of int64), slot_end_at: the fast side
+ * of "dump.mmv-slot-ends". Returns the int64 column as bytes. */
 static PyObject *slot_ends(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer data, offsets;
-    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
-    PyObject *result = NULL;
-    if (offsets.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
-        goto done;
-    }
-    Py_ssize_t n = offsets.len / 8;
-    result = PyBytes_FromStringAndSize(NULL, offsets.len);
+    if (slot_args(args, &data, &offsets) < 0) return NULL;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, offsets.len);
     if (result == NULL) goto done;
     int64_t *ends = (int64_t *)PyBytes_AS_STRING(result);
-    const unsigned char *b = data.buf;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        long long at = i64_at((const unsigned char *)offsets.buf + 8 * k);
-        if (at < 40 || at > (long long)data.len - STRING_SIZE) { ends[k] = -2; continue; }
-        const unsigned char *nul = memchr(b + at, 0, STRING_SIZE);
-        ends[k] = nul == NULL ? -1 : nul - (b + at);
-    }
+    for (Py_ssize_t k = 0; k < offsets.len / 8; k++)
+        ends[k] = slot_end_at(&data, i64_at((const unsigned char *)offsets.buf + 8 * k));
 done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&offsets);
@@ -529,29 +537,19 @@ done:
 
 /* slot_texts(data, offsets): for each offset (a buffer of int64), the text the PMDA serves
  * from the string slot there: the bytes before its NUL, the first 255 where it has none,
- * None where it is no slot in the file (the fast side of "dump.mmv-slot-texts"). */
+ * None where it is no slot in the data (the fast side of "dump.mmv-slot-texts"). */
 static PyObject *slot_texts(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer data, offsets;
-    if (!PyArg_ParseTuple(args, "y*y*", &data, &offsets)) return NULL;
+    if (slot_args(args, &data, &offsets) < 0) return NULL;
     PyObject *result = NULL;
-    if (offsets.len % 8) {
-        PyErr_SetString(PyExc_ValueError, "offsets are not a buffer of int64");
-        goto done;
-    }
-    Py_ssize_t n = offsets.len / 8;
-    PyObject *out = PyList_New(n);
+    PyObject *out = PyList_New(offsets.len / 8);
     if (out == NULL) goto done;
-    const unsigned char *b = data.buf;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (Py_ssize_t k = 0; k < offsets.len / 8; k++) {
         long long at = i64_at((const unsigned char *)offsets.buf + 8 * k);
-        PyObject *text;
-        if (at < 40 || at > (long long)data.len - STRING_SIZE) {
-            text = Py_NewRef(Py_None);
-        } else {
-            const unsigned char *nul = memchr(b + at, 0, STRING_SIZE);
-            text = PyBytes_FromStringAndSize((const char *)b + at, nul == NULL ? STRING_SIZE - 1 : nul - (b + at));
-            if (text == NULL) { Py_DECREF(out); goto done; }
-        }
+        long long end = slot_end_at(&data, at);
+        PyObject *text = end == -2 ? Py_NewRef(Py_None)
+            : PyBytes_FromStringAndSize((const char *)data.buf + at, end == -1 ? STRING_SIZE - 1 : end);
+        if (text == NULL) { Py_DECREF(out); goto done; }
         PyList_SET_ITEM(out, k, text);
     }
     result = out;
