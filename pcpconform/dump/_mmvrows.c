@@ -176,8 +176,8 @@ static unsigned long long u64_at(const unsigned char *p) { uint64_t v; memcpy(&v
 typedef struct {
     int ready, type, singular;                       /* ready: read from the list (a call's
                                                         rows name a few of its metrics) */
-    PyObject *json_part, *text_head, *text_name;      /* borrowed from the metrics list */
-    const char *json_at, *head_at, *name_at;          /* their UTF-8, read once */
+    const char *json_at, *head_at, *name_at;          /* the UTF-8 of json_part, text_head and
+                                                         text_name, borrowed from the list */
     Py_ssize_t json_len, head_len, name_len;
 } Metric;
 
@@ -196,13 +196,10 @@ static const Metric *metric_at(Metric *table, PyObject *metrics, Py_ssize_t k) {
     }
     t->type = (int)PyLong_AsLong(PyTuple_GET_ITEM(m, 0));
     t->singular = PyTuple_GET_ITEM(m, 1) == Py_True;
-    t->json_part = PyTuple_GET_ITEM(m, 2);
-    t->text_head = PyTuple_GET_ITEM(m, 3);
-    t->text_name = PyTuple_GET_ITEM(m, 4);
     if (PyErr_Occurred()) return NULL;
-    t->json_at = PyUnicode_AsUTF8AndSize(t->json_part, &t->json_len);
-    t->head_at = PyUnicode_AsUTF8AndSize(t->text_head, &t->head_len);
-    t->name_at = PyUnicode_AsUTF8AndSize(t->text_name, &t->name_len);
+    t->json_at = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(m, 2), &t->json_len);
+    t->head_at = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(m, 3), &t->head_len);
+    t->name_at = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(m, 4), &t->name_len);
     if (t->json_at == NULL || t->head_at == NULL || t->name_at == NULL) return NULL;
     t->ready = 1;
     return t;

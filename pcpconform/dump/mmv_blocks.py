@@ -26,7 +26,7 @@ import numpy as np
 
 from pcpconform.dump.escape import PLAIN, escape_bytes
 from pcpconform.dump.mmv_kernel import VALUE_LINES, KernelReason, kernel_interleave, kernel_string_lines, same_lines
-from pcpconform.dump.mmv_slots import SLOT_ENDS, SLOT_TEXTS, STRING_CLEAN
+from pcpconform.dump.mmv_slots import SLOT_ENDS, SLOT_TEXTS, STRING_CLEAN, slot_text
 from pcpconform.fastpath import PathStats, register
 from pcpconform.mmv.model import (
     FLAG_SENTINEL,
@@ -42,14 +42,14 @@ from pcpconform.mmv.model import (
     TYPE_U64,
     is_singular,
 )
-from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE, VALUE_SIZE
+from pcpconform.mmv.schema import STRING_SIZE, VALUE_SIZE
 
 if TYPE_CHECKING:
     from pcpconform.dump.mmv_fields import MetricAt
 
 __all__ = ["Block", "ROW_FALLBACKS", "STRING_LINES", "INTERLEAVE", "value_rows", "string_rows",
            "reference_string_lines", "reference_interleave", "instance_rows", "instance_table",
-           "InstanceTable", "int_column", "uint_column", "slot_text", "slot_ends", "blocks_and_rows"]
+           "InstanceTable", "interleave_rows", "int_column", "uint_column", "slot_text", "slot_ends", "blocks_and_rows"]
 
 #: value rows per call of the value lines' fast path
 _KERNEL_ROWS = 2048
@@ -83,17 +83,6 @@ def escape_all(texts: Sequence[bytes]) -> list[str]:
 def slot_ends(data: bytes, offsets: Any, stats: PathStats) -> Any:
     """``mmv_slots.SLOT_ENDS``: where each offset's slot has its NUL (-1: none; -2: no slot)."""
     return SLOT_ENDS(stats, data, offsets)
-
-
-def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
-    """The text the PMDA serves from the slot at offset (None: no slot in the file), and
-    whether the slot has no NUL."""
-    if offset < HEADER_SIZE or offset + STRING_SIZE > len(data):
-        return None, False
-    end = data.find(b"\0", offset, offset + STRING_SIZE)
-    if end < 0:
-        return data[offset:offset + STRING_SIZE - 1], True
-    return data[offset:end], False
 
 
 class Block:
@@ -168,6 +157,12 @@ def reference_interleave(rows: int, pieces: tuple[Piece, ...]) -> list[str]:
 
 INTERLEAVE = register("dump.mmv-interleave", reference=reference_interleave, fast=kernel_interleave,
                       reasons=KernelReason, inputs="mmv-interleave", same=same_lines)
+
+
+def interleave_rows(stats: PathStats, rows: int, pieces: tuple[Piece, ...]) -> list[str]:
+    """``INTERLEAVE``'s lines as a list of one text per row (the pieces end each row with a
+    newline, and hold none)."""
+    return "\n".join(INTERLEAVE(stats, rows, pieces)).split("\n") if rows else []
 
 
 def int_column(column: Any) -> tuple[str, Any]:
@@ -299,9 +294,7 @@ class _Values:
     def _instance_json(self) -> list[str]:
         """The names as JSON strings (or null), made by ``dump.mmv-interleave`` at once."""
         names = self._instance_entries[1]
-        if not names:
-            return []
-        return "\n".join(INTERLEAVE(self.stats, len(names), (("j", names), "\n"))).split("\n")
+        return interleave_rows(self.stats, len(names), (("j", names), "\n"))
 
     @cached_property
     def _instance_text(self) -> list[str]:

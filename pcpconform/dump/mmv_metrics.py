@@ -20,7 +20,16 @@ from typing import Any
 import numpy as np
 
 from pcpconform.dump.escape import escape_bytes
-from pcpconform.dump.mmv_blocks import INTERLEAVE, ROW_FALLBACKS, Block, escape_all, int_column, slot_ends, uint_column
+from pcpconform.dump.mmv_blocks import (
+    INTERLEAVE,
+    ROW_FALLBACKS,
+    Block,
+    escape_all,
+    int_column,
+    interleave_rows,
+    slot_ends,
+    uint_column,
+)
 from pcpconform.dump.mmv_fields import (
     TYPE_DESCRIPTIONS,
     TYPE_TOKENS,
@@ -127,12 +136,9 @@ class MetricTable:
     def json_parts(self) -> list[str]:
         """Each metric's members of a value line, from name to pmid (``MetricAt.json_part``),
         all made at once."""
-        if not self.entries:
-            return []
-        made = INTERLEAVE(self.stats, len(self.entries), (
+        return interleave_rows(self.stats, len(self.entries), (
             '"name":', ("j", self.escaped), ',"item":', int_column(self.columns["item"]), ',"pcp_name":',
             ("j", self.pcp_names), ',"pmid":', ("j", self.pmids), "\n"))
-        return "\n".join(made).split("\n")
 
     def naming(self, n: int) -> tuple[str | None, str | None, str]:
         """Metric n's exported name (escaped), pmID and value-line members (``MetricAt``'s,

@@ -1,7 +1,7 @@
-"""String slots by columns, for the MMV dump: where each slot ends, the text it serves, and
-which slots of a strings section are clean. Each is a registered fast pair: the numpy column code here is the
-reference, the compiled kernel (``mmv_kernel``) the fast side; the PathStats the dump passes
-count which answered."""
+"""String slots for the MMV dump: the text one slot serves (``slot_text``), and by columns
+where each slot ends, the text each serves, and which slots of a strings section are clean.
+Each of the three is a registered fast pair: the code here is the reference, the compiled
+kernel (``mmv_kernel``) the fast side; the PathStats the dump passes count which answered."""
 
 from __future__ import annotations
 
@@ -13,13 +13,24 @@ from pcpconform.dump.mmv_kernel import KernelReason, kernel_slot_ends, kernel_sl
 from pcpconform.fastpath import register
 from pcpconform.mmv.schema import HEADER_SIZE, STRING_SIZE
 
-__all__ = ["SLOT_ENDS", "SLOT_TEXTS", "STRING_CLEAN", "reference_slot_ends", "reference_slot_texts",
+__all__ = ["SLOT_ENDS", "SLOT_TEXTS", "STRING_CLEAN", "slot_text", "reference_slot_ends", "reference_slot_texts",
            "reference_string_clean"]
+
+
+def slot_text(data: bytes, offset: int) -> tuple[bytes | None, bool]:
+    """The text the PMDA serves from the slot at offset (None: no slot in the file), and
+    whether the slot has no NUL."""
+    if offset < HEADER_SIZE or offset + STRING_SIZE > len(data):
+        return None, False
+    end = data.find(b"\0", offset, offset + STRING_SIZE)
+    if end < 0:
+        return data[offset:offset + STRING_SIZE - 1], True
+    return data[offset:end], False
 
 
 def reference_slot_ends(data: bytes, offsets: Any) -> Any:
     """For each offset, where the slot there has its NUL (from the slot's start), -1 where
-    it has none, -2 where it is no slot in the file: ``mmv_blocks.slot_text`` by columns."""
+    it has none, -2 where it is no slot in the file: ``slot_text`` by columns."""
     offsets = np.asarray(offsets, np.int64)
     ends = np.full(len(offsets), -2, np.int64)
     inside = np.nonzero((offsets >= HEADER_SIZE) & (offsets <= len(data) - STRING_SIZE))[0]
@@ -35,17 +46,10 @@ def reference_slot_ends(data: bytes, offsets: Any) -> Any:
 
 
 def reference_slot_texts(data: bytes, offsets: Any) -> list[bytes | None]:
-    """For each offset, the text the PMDA serves from the slot there (``mmv_blocks.slot_text``):
-    the bytes before its NUL, the first 255 where it has none, None where it is no slot in
-    the file."""
-    texts: list[bytes | None] = []
-    for at in np.asarray(offsets, np.int64).tolist():
-        if at < HEADER_SIZE or at > len(data) - STRING_SIZE:
-            texts.append(None)
-            continue
-        end = data.find(b"\0", at, at + STRING_SIZE)
-        texts.append(data[at:at + STRING_SIZE - 1] if end < 0 else data[at:end])
-    return texts
+    """For each offset, the text the PMDA serves from the slot there (``slot_text``): the
+    bytes before its NUL, the first 255 where it has none, None where it is no slot in the
+    file."""
+    return [slot_text(data, at)[0] for at in np.asarray(offsets, np.int64).tolist()]
 
 
 def reference_string_clean(data: bytes, base: int, count: int) -> Any:
