@@ -19,7 +19,7 @@ from pcpconform.dump.mmv_blocks import Block, reference_interleave
 from pcpconform.dump.mmv_jsonl import iter_mmv_lines
 from pcpconform.dump.mmv_kernel import same_lines
 from pcpconform.fastpath import PathStats
-from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv
+from pcpconform.mmv import Indom, Instance, Metric, MmvFile, Value, build_mmv, columns
 from pcpconform.mmv import model as mm
 
 F32_EDGES = ["0000c07f", "0000c0ff", "0100807f", "0000807f", "000080ff", "00000080", "00000000",
@@ -72,11 +72,13 @@ def dumped(data: bytes, fmt: str, kernel: bool) -> tuple[str, PathStats]:
     return out.getvalue(), stats
 
 
-def test_the_kernel_is_built_where_ci_builds_the_package() -> None:
-    if os.environ.get("CI") or mmv_kernel._kernel is not None:
-        assert mmv_kernel._kernel is not None, mmv_kernel.KERNEL_ERROR
+@pytest.mark.parametrize("module", [mmv_kernel, columns], ids=["dump._mmvrows", "mmv._mmvcols"])
+def test_the_kernel_is_built_where_ci_builds_the_package(module: Any) -> None:
+    """Both MMV kernels: the dump's, and the reader's values' (pcpconform/mmv/columns.py)."""
+    if os.environ.get("CI") or module._kernel is not None:
+        assert module._kernel is not None, module.KERNEL_ERROR
     else:
-        pytest.skip(f"the kernel is not built here: {mmv_kernel.KERNEL_ERROR}")
+        pytest.skip(f"the kernel is not built here: {module.KERNEL_ERROR}")
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])
