@@ -36,8 +36,10 @@ from pcpconform.io.result_kernel import STATUS, result_arrays
 __all__ = ["RecordReason", "RecordPlan", "RecordCols", "RecordChecks", "PATH"]
 
 PATH = "check.records"
-#: records shorter than this go to the reference path: too few values for the columns'
-#: fixed costs to pay, and an archive of small records is checked without importing numpy
+#: records shorter than this go to the reference path until a volume's first record read
+#: by columns: before it, too few values for numpy's import to pay (an archive of small
+#: records is checked without importing numpy); after it, the columns cost less than the
+#: reference path's objects even on small records (per-process archives mix both)
 MIN_BYTES = 1024
 #: layouts whose plans are kept (all dropped when full)
 MAX_PLANS = 256
@@ -61,7 +63,7 @@ class RecordReason(enum.Enum):
     """Why a result goes to the reference path instead of the kernel's columns."""
 
     WALK = "every record is walked field by field (check.canonical)"
-    SMALL = "a record too small for columns to pay (numpy's fixed costs)"
+    SMALL = "a record too small for columns to pay (numpy's import), before any record of its volume was"
     UNALIGNED = "a record length not a multiple of 4"
     MARK = "a mark record"
     PMID_TWICE = "a metric with values twice in one record"
@@ -164,6 +166,8 @@ class RecordChecks:
         self.types = types
         self.stats = ctx.report.paths
         self._plans: dict[bytes, RecordPlan] = {}
+        #: whether a record of this volume has been read by columns (numpy is loaded)
+        self.columns_paid = False
 
     def check(self, rec: RawRecord, info: VolumeInfo) -> bool:
         """True if ``rec`` was checked on its columns (state updated, nothing to report);
@@ -189,11 +193,12 @@ class RecordChecks:
         if self.ctx.walk_canonical:
             raise Declined(RecordReason.WALK)
         data = rec.data
-        if len(data) < MIN_BYTES:
+        if len(data) < MIN_BYTES and not self.columns_paid:
             raise Declined(RecordReason.SMALL)
         if len(data) % 4:
             raise Declined(RecordReason.UNALIGNED)
         arrays = result_arrays([rec], self.version)
+        self.columns_paid = True
         if arrays.status[0]:
             raise Declined(STATUS[int(arrays.status[0])])
         if not len(arrays.pmid):

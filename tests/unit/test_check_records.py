@@ -13,7 +13,7 @@ import pytest
 
 from pcpconform.check import values as values_module
 from pcpconform.check.engine import COLUMNS, check_archive
-from pcpconform.check.records import PATH
+from pcpconform.check.records import MIN_BYTES, PATH, RecordReason
 from pcpconform.check.values import ValueReason
 from pcpconform.io import result_kernel
 from pcpconform.io.reader import Component
@@ -45,6 +45,23 @@ def test_records_path_gives_the_reference_report(name: str) -> None:
     base = _base(name)
     assert COLUMNS.fast(base) == COLUMNS.reference(base)
     assert check_archive(base).paths.answered[PATH] > 0
+
+
+def test_small_records_take_the_columns_once_numpy_is_paid_for() -> None:
+    """20180102 mixes per-process results of 10 KB with results under 1 KB: the small ones
+    before the volume's first large one go to the reference path (numpy not yet loaded for
+    them), those after it are read by columns, with the reference path's report."""
+    base = _base("20180102")
+    with Component(QA / "20180102.0") as comp:
+        sizes = [len(rec.data) for rec in comp.records()]
+    first_large = next(k for k, size in enumerate(sizes) if size >= MIN_BYTES)
+    small_before = sum(size < MIN_BYTES for size in sizes[:first_large])
+    small_after = sum(size < MIN_BYTES for size in sizes[first_large:])
+    assert small_after > 100
+    stats = check_archive(base).paths
+    assert stats.declined.get((PATH, RecordReason.SMALL), 0) == small_before
+    assert stats.answered[PATH] > sum(size >= MIN_BYTES for size in sizes)
+    assert COLUMNS.fast(base) == COLUMNS.reference(base)
 
 
 def _vlists(data: bytes) -> list[tuple[int, int]]:
