@@ -63,7 +63,7 @@ class RecordReason(enum.Enum):
     """Why a result goes to the reference path instead of the kernel's columns."""
 
     WALK = "every record is walked field by field (check.canonical)"
-    SMALL = "a record too small for columns to pay (numpy's import), before any record of its volume was"
+    SMALL = "a record too small to pay for numpy's import, while no record of its volume was read by columns"
     UNALIGNED = "a record length not a multiple of 4"
     MARK = "a mark record"
     PMID_TWICE = "a metric with values twice in one record"
