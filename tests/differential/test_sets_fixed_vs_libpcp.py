@@ -9,6 +9,7 @@ import json
 import shutil
 import struct
 import subprocess
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from pcpconform.oracles.derive.profiles import profile as get_profile
 from pcpconform.oracles.interp.model import DEVIATIONS
 from tests.cli import run_cli
 from tests.differential.libpcp import bridge, derive_compare, pmlogger
-from tests.differential.libpcp.referees import Referee
+from tests.differential.libpcp.referees import LibpcpError, Referee
 from tests.differential.libpcp.set_bridge import SetSource, kit_interp, set_interp, set_read
 from tests.differential.libpcp.set_compare import kit_document, set_differences
 from tests.setmembers import T, member
@@ -156,9 +157,20 @@ def pmlogger_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "log"
 
 
+class RefereeDied(UserWarning):
+    """A referee died by a signal on a set recorded in this run; that comparison is left out."""
+
+
 def test_pmlogger_set(referee: Referee, pmlogger_set: Path) -> None:
     source = SetSource(pmlogger_set)
-    _same_read(referee, source)
+    try:
+        _same_read(referee, source)
+    except LibpcpError as exc:
+        # FMT-DIV-27: 6.0.3 corrupts its heap on deltas that add instances and dies on some
+        # recordings; what it did in this run, not the recording, decides that the read is not compared
+        if exc.returncode >= 0:
+            raise
+        warnings.warn(RefereeDied(f"{referee.name} read of {pmlogger_set}: {exc}"), stacklevel=1)
     s = ArchiveSet(pmlogger_set)
     pmids = [int(s.desc(m).pmid) for m in ("kernel.all.load", "kernel.all.cpu.user", "disk.dev.read",
                                             "mem.util.used", "hinv.ncpu")]
